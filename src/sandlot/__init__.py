@@ -1,0 +1,1 @@
+"""sandlot: isolated sandboxes behind one interface."""

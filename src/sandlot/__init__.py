@@ -1,1 +1,65 @@
-"""sandlot: isolated sandboxes behind one interface."""
+"""sandlot: isolated places to run code -- Coder workspaces, Docker containers, local
+directories -- behind one async interface.
+
+    import sandlot
+
+    async with sandlot.local().session() as sandbox:
+        result = await sandbox.exec("echo hello", on_stdout=print)
+
+Blocking scripts use `sandlot.sync.session(provider)` instead.
+"""
+
+from .backends.local import LocalOptions, LocalProvider, local
+from .config import ProviderConfig, parse_config, provider_from_config, provider_from_env
+from .errors import (
+    BackendUnavailableError,
+    CleanupError,
+    CommandError,
+    CommandFailed,
+    CommandTimedOut,
+    ConfigurationError,
+    ConnectionLostError,
+    HostPathNotFoundError,
+    InvalidEnvError,
+    InvalidPathError,
+    ProviderError,
+    SandboxClosed,
+    SandboxGoneError,
+    SandboxStartError,
+    SandlotError,
+    ToolNotFoundError,
+    TransferError,
+)
+from .provider import IsolatedSandboxProvider
+from .sandbox import ExecResult, Process, Sandbox
+
+__all__ = [
+    "BackendUnavailableError",
+    "CleanupError",
+    "CommandError",
+    "CommandFailed",
+    "CommandTimedOut",
+    "ConfigurationError",
+    "ConnectionLostError",
+    "ExecResult",
+    "HostPathNotFoundError",
+    "InvalidEnvError",
+    "InvalidPathError",
+    "IsolatedSandboxProvider",
+    "LocalOptions",
+    "LocalProvider",
+    "Process",
+    "ProviderConfig",
+    "ProviderError",
+    "Sandbox",
+    "SandboxClosed",
+    "SandboxGoneError",
+    "SandboxStartError",
+    "SandlotError",
+    "ToolNotFoundError",
+    "TransferError",
+    "local",
+    "parse_config",
+    "provider_from_config",
+    "provider_from_env",
+]

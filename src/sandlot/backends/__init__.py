@@ -1,0 +1,1 @@
+"""Sandbox backends: local, docker, coder. Each is imported only when used."""

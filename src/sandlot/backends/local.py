@@ -1,0 +1,300 @@
+"""The local backend: a fresh temp directory on this machine, commands as host subprocesses.
+
+Each command runs in a process group of its own, so a timeout or kill ends the whole tree.
+With `isolation="bwrap"`, commands run under bubblewrap: the host file system read-only,
+the worktree writable, a private /tmp, no network, and a PID namespace that dies with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import AsyncIterable
+from typing import IO, BinaryIO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import _shell
+from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError
+from ..provider import IsolatedSandboxProvider
+from ..sandbox import RunningCommand, Sandbox, SpawnSpec
+
+CHUNK = 64 << 10
+#: After a kill, how long to wait for the pipes to drain before giving up on them
+#: (a daemon that escaped the process group could hold them open forever).
+DRAIN_AFTER_KILL = 5.0
+
+
+class LocalOptions(BaseModel):
+    """Options of the local backend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["local"] = "local"
+    on_close: Literal["delete", "leave"] = "delete"
+    """`delete` removes the worktree at close; `leave` keeps it (its path is in the sandbox)."""
+    root: str | None = None
+    """Host directory under which the temp worktree is made (default: the system temp dir)."""
+    isolation: Literal["bwrap"] | None = None
+    """`bwrap`: run every command under bubblewrap (host read-only, no network)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment for every command (added to this process's environment)."""
+
+    def build(self) -> LocalProvider:
+        return LocalProvider(self)
+
+
+def local(
+    *,
+    on_close: Literal["delete", "leave"] = "delete",
+    root: str | None = None,
+    isolation: Literal["bwrap"] | None = None,
+    env: dict[str, str] | None = None,
+) -> LocalProvider:
+    """A provider of local sandboxes (the embedded default: no infrastructure needed)."""
+    return LocalOptions(on_close=on_close, root=root, isolation=isolation, env=env or {}).build()
+
+
+class LocalProvider(IsolatedSandboxProvider):
+    name = "local"
+
+    def __init__(self, options: LocalOptions) -> None:
+        self.options = options
+
+    async def create(self) -> LocalSandbox:
+        bwrap: str | None = None
+        if self.options.isolation == "bwrap":
+            bwrap = shutil.which("bwrap")
+            if bwrap is None:
+                raise ToolNotFoundError(
+                    "isolation='bwrap' needs bubblewrap, which is not installed: install it "
+                    "(Debian/Ubuntu: apt-get install bubblewrap) or use isolation=None",
+                    provider="local",
+                )
+        root = self.options.root
+        if root is not None and not os.path.isdir(root):
+            raise ConfigurationError(f"local root {root!r} is not a directory; create it first")
+        try:
+            path = tempfile.mkdtemp(prefix="sandlot-", dir=root)
+        except OSError as exc:
+            raise SandboxStartError(f"cannot make a worktree: {exc}", provider="local") from exc
+        return LocalSandbox(os.path.realpath(path), self.options, bwrap)
+
+
+class _LocalCommand(RunningCommand):
+    def __init__(self, proc: asyncio.subprocess.Process, spec: SpawnSpec) -> None:
+        self._proc = proc
+        self._killed = False
+        self._tasks = [
+            asyncio.ensure_future(self._pump(proc.stdout, spec)),
+            asyncio.ensure_future(self._pump(proc.stderr, spec, err=True)),
+        ]
+        if proc.stdin is not None:
+            self._tasks.append(asyncio.ensure_future(self._feed(proc.stdin, spec.stdin)))
+        self._done = asyncio.ensure_future(self._finish())
+
+    @staticmethod
+    async def _pump(
+        stream: asyncio.StreamReader | None, spec: SpawnSpec, err: bool = False
+    ) -> None:
+        assert stream is not None
+        sink = spec.stderr if err else spec.stdout
+        while chunk := await stream.read(CHUNK):
+            await sink(chunk)
+
+    @staticmethod
+    async def _feed(
+        writer: asyncio.StreamWriter, source: bytes | AsyncIterable[bytes] | None
+    ) -> None:
+        try:
+            if isinstance(source, bytes):
+                writer.write(source)
+                await writer.drain()
+            elif source is not None:
+                async for chunk in source:
+                    writer.write(chunk)
+                    await writer.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the command stopped reading: not an error of ours
+        finally:
+            writer.close()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                await writer.wait_closed()
+
+    async def _finish(self) -> int:
+        code = await self._proc.wait()
+        try:
+            await asyncio.gather(*self._tasks)
+        except asyncio.CancelledError:
+            if not self._killed:
+                raise
+        return 128 - code if code < 0 else code
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._done)
+
+    async def kill(self) -> None:
+        self._killed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        if self._done.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._done), DRAIN_AFTER_KILL)
+        except TimeoutError:
+            for task in self._tasks:
+                task.cancel()
+
+
+class LocalSandbox(Sandbox):
+    def __init__(self, worktree: str, options: LocalOptions, bwrap: str | None) -> None:
+        super().__init__(provider="local", worktree=worktree, name=os.path.basename(worktree))
+        self.options = options
+        self._bwrap = bwrap
+        self._env = {**os.environ, **options.env}
+
+    def _wrap(self, line: str) -> list[str]:
+        if self._bwrap is None:
+            return ["sh", "-c", line]
+        return [
+            self._bwrap,
+            "--ro-bind", "/", "/",
+            "--dev", "/dev",
+            "--dev-bind", "/dev/pts", "/dev/pts",  # so a PTY made outside shows up inside
+            "--proc", "/proc",
+            "--tmpfs", "/tmp",
+            "--bind", self.worktree, self.worktree,
+            "--unshare-net",
+            "--unshare-pid",
+            "--die-with-parent",
+            "sh", "-c", line,
+        ]  # fmt: skip
+
+    async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
+        stdin = asyncio.subprocess.PIPE if spec.stdin is not None else asyncio.subprocess.DEVNULL
+        proc = await asyncio.create_subprocess_exec(
+            *self._wrap(spec.shell_line()),
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._env,
+            start_new_session=True,
+        )
+        return _LocalCommand(proc, spec)
+
+    async def _interactive(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        tty: bool,
+    ) -> int:
+        cmd = self._wrap(_shell.render(argv, cwd=cwd, env=env))
+        if tty:
+            return await asyncio.to_thread(_run_with_pty, cmd, self._env, stdin, stdout)
+        return await asyncio.to_thread(_run_piped, cmd, self._env, stdin, stdout, stderr)
+
+    async def _close(self) -> None:
+        if self.options.on_close == "delete":
+            await asyncio.to_thread(shutil.rmtree, self.worktree, True)
+
+
+def _copy_stream(src: IO[bytes], write: object) -> None:
+    """Copy a host stream to a writer in a thread until EOF."""
+    assert callable(write)
+    while True:
+        chunk = src.read1(CHUNK) if hasattr(src, "read1") else src.read(CHUNK)
+        if not chunk:
+            break
+        write(chunk)
+
+
+def _run_piped(
+    cmd: list[str], env: dict[str, str], stdin: BinaryIO, stdout: BinaryIO, stderr: BinaryIO
+) -> int:
+    import subprocess
+
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+            _copy_stream(stdin, proc.stdin.write)
+        with contextlib.suppress(BrokenPipeError, OSError):
+            proc.stdin.close()
+
+    def drain(src: IO[bytes], dst: BinaryIO) -> None:
+        def write(chunk: bytes) -> None:
+            dst.write(chunk)
+            dst.flush()
+
+        _copy_stream(src, write)
+
+    threading.Thread(target=feed, daemon=True).start()
+    err_thread = threading.Thread(target=drain, args=(proc.stderr, stderr), daemon=True)
+    err_thread.start()
+    drain(proc.stdout, stdout)
+    err_thread.join()
+    code = proc.wait()
+    return 128 - code if code < 0 else code
+
+
+def _run_with_pty(cmd: list[str], env: dict[str, str], stdin: BinaryIO, stdout: BinaryIO) -> int:
+    import pty
+    import subprocess
+    import termios
+    import tty as ttymod
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    restore = None
+    with contextlib.suppress(OSError, ValueError, AttributeError, termios.error):
+        if os.isatty(stdin.fileno()):
+            restore = termios.tcgetattr(stdin.fileno())
+            ttymod.setraw(stdin.fileno())
+
+    def feed() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            _copy_stream(stdin, lambda chunk: os.write(master, chunk))
+        # EOF on our stdin: send the terminal's EOF character, as a user typing ^D would.
+        with contextlib.suppress(OSError):
+            os.write(master, b"\x04")
+
+    threading.Thread(target=feed, daemon=True).start()
+    try:
+        while True:
+            try:
+                chunk = os.read(master, CHUNK)
+            except OSError:  # EIO: the child side closed
+                break
+            if not chunk:
+                break
+            stdout.write(chunk)
+            stdout.flush()
+    finally:
+        if restore is not None:
+            termios.tcsetattr(stdin.fileno(), termios.TCSADRAIN, restore)
+        os.close(master)
+    code = proc.wait()
+    return 128 - code if code < 0 else code
+
+
+if sys.platform == "win32":  # pragma: no cover - documented limitation
+    raise ImportError("the local backend needs a POSIX system")

@@ -1,0 +1,1 @@
+"""Subcommands of the `sandlot` CLI, one module each."""

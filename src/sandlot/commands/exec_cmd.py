@@ -1,0 +1,83 @@
+"""`sandlot exec`: run one command in a fresh sandbox, streaming its output live."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..cli import add_provider_arguments, provider_from_args
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "exec",
+        help="run a command in a fresh sandbox",
+        description="Create a sandbox, optionally copy a directory into its worktree, run one "
+        "command there with output streamed live, close the sandbox, and exit with the "
+        "command's exit code. One argument after -- runs under 'sh -c'; several are an argv.",
+        epilog="examples:\n"
+        "  sandlot exec -- uname -a\n"
+        "  sandlot exec --copy-in examples/hello-python -- 'python3 -m unittest -v'\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_provider_arguments(parser)
+    parser.add_argument(
+        "--copy-in", metavar="DIR", help="host directory whose contents go into the worktree"
+    )
+    parser.add_argument(
+        "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
+    )
+    parser.add_argument("--cwd", help="working directory inside the sandbox (default: worktree)")
+    parser.add_argument("--timeout", type=float, help="seconds before the command is ended")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
+    parser.set_defaults(handler=run)
+
+
+def _status(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(f"sandlot: {message}", file=sys.stderr, flush=True)
+
+
+async def run(args: argparse.Namespace) -> int:
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        print(
+            "sandlot exec: no command given; usage: sandlot exec [options] -- CMD",
+            file=sys.stderr,
+        )
+        return 2
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep:
+            print(f"sandlot exec: --env needs KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        env[key] = value
+    provider = provider_from_args(args)
+    started = time.monotonic()
+    _status(args, f"creating {provider.name} sandbox")
+    async with provider.session() as sandbox:
+        _status(args, f"sandbox {sandbox.name} ready ({time.monotonic() - started:.1f}s), "
+                f"worktree {sandbox.worktree}")
+        if args.copy_in:
+            _status(args, f"copying {args.copy_in} into the worktree")
+            await sandbox.copy_in(args.copy_in, sandbox.worktree)
+        command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
+        result = await sandbox.exec(
+            command,
+            cwd=args.cwd,
+            env=env,
+            timeout=args.timeout,
+            on_stdout=lambda line: print(line, flush=True),
+            on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
+            max_output=0,
+        )
+        if result.timed_out:
+            _status(args, f"command timed out after {args.timeout}s")
+        _status(args, f"exit code {result.exit_code} after {result.duration:.1f}s; closing")
+    return 124 if result.timed_out else result.exit_code

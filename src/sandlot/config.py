@@ -1,0 +1,51 @@
+"""Provider configuration from Python, the CLI, the environment or JSON, in one union.
+
+Each backend's options model carries `type: Literal[...]` as discriminator and builds its
+provider lazily, so importing sandlot never imports a backend it does not use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from .backends.local import LocalOptions
+from .errors import ConfigurationError
+from .provider import IsolatedSandboxProvider
+
+ProviderConfig = Annotated[LocalOptions, Field(discriminator="type")]
+
+_ADAPTER: TypeAdapter[ProviderConfig] = TypeAdapter(ProviderConfig)
+
+#: Environment variable holding a JSON provider configuration (used by `sandlot serve` etc.).
+CONFIG_ENV = "SANDLOT_PROVIDER"
+
+
+def parse_config(data: dict[str, Any] | str) -> ProviderConfig:
+    """Validate a provider configuration given as a mapping or a JSON string."""
+    try:
+        if isinstance(data, str):
+            return _ADAPTER.validate_json(data)
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise ConfigurationError(f"invalid provider configuration: {exc}") from None
+
+
+def provider_from_config(data: dict[str, Any] | str) -> IsolatedSandboxProvider:
+    """Build a provider from a configuration mapping or JSON string."""
+    return parse_config(data).build()
+
+
+def provider_from_env(default: dict[str, Any] | None = None) -> IsolatedSandboxProvider:
+    """Build the provider named by `$SANDLOT_PROVIDER` (JSON), else `default`, else local."""
+    raw = os.environ.get(CONFIG_ENV)
+    if raw:
+        return provider_from_config(raw)
+    return provider_from_config(default or {"type": "local", "on_close": "delete"})
+
+
+def config_schema() -> dict[str, Any]:
+    """JSON schema of every provider configuration."""
+    return _ADAPTER.json_schema()

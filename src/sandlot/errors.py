@@ -1,0 +1,140 @@
+"""The exception hierarchy: every error sandlot raises on purpose is a `SandlotError`.
+
+Each error carries the context a reader needs to act (which sandbox, which command, the stderr
+of the failing tool) and says what to do. Secrets never reach a message: classes that take
+free-form text from tools pass it through `redact()` first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_SECRET_PATTERNS: list[re.Pattern[str]] = []
+
+
+def register_secret(value: str) -> None:
+    """Remember a secret (e.g. a Coder session token) so it is masked in every later message."""
+    if value and len(value) >= 4:
+        pattern = re.compile(re.escape(value))
+        if all(p.pattern != pattern.pattern for p in _SECRET_PATTERNS):
+            _SECRET_PATTERNS.append(pattern)
+
+
+def redact(text: str) -> str:
+    """Mask every registered secret in `text`."""
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub("***", text)
+    return text
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    text = redact(text.strip())
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+class SandlotError(Exception):
+    """Base class of every error sandlot raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+# --- Bad input: the caller can fix these without touching any infrastructure. ---
+
+
+class ConfigurationError(SandlotError, ValueError):
+    """Invalid options or arguments; the message says which and how to fix it."""
+
+
+class InvalidEnvError(ConfigurationError):
+    """An environment variable name that is not a POSIX name."""
+
+
+class InvalidPathError(ConfigurationError):
+    """A sandbox path that is not absolute, or otherwise unusable."""
+
+
+class HostPathNotFoundError(ConfigurationError, FileNotFoundError):
+    """A host path given to copy_in (or as a mount) does not exist."""
+
+
+# --- Lifecycle. ---
+
+
+class SandboxClosed(SandlotError):
+    """The sandbox was closed; create a new one (e.g. with `provider.session()`)."""
+
+
+# --- Running commands. ---
+
+
+class CommandError(SandlotError):
+    """A command in the sandbox ended badly and the caller asked for `check=True`."""
+
+    def __init__(
+        self, message: str, *, command: str, exit_code: int | None, stderr: str = ""
+    ) -> None:
+        self.command = redact(command)
+        self.exit_code = exit_code
+        self.stderr = _tail(stderr)
+        detail = f"\nstderr (tail):\n{self.stderr}" if self.stderr else ""
+        super().__init__(f"{message}{detail}")
+
+
+class CommandFailed(CommandError):
+    """The command exited with a non-zero status."""
+
+
+class CommandTimedOut(CommandError):
+    """The command ran past its timeout; its whole process tree was ended."""
+
+
+class TransferError(SandlotError):
+    """copy_in / copy_out failed; the destination was left as it was before."""
+
+
+# --- Backends and the infrastructure under them. ---
+
+
+class ProviderError(SandlotError):
+    """A backend could not do what was asked; carries the provider and sandbox names."""
+
+    def __init__(self, message: str, *, provider: str = "", sandbox: str = "") -> None:
+        self.provider = provider
+        self.sandbox = sandbox
+        where = ", ".join(p for p in (provider, sandbox) if p)
+        super().__init__(f"[{where}] {message}" if where else message)
+
+
+class ToolNotFoundError(ProviderError):
+    """A host program the backend drives (coder, docker, bwrap, ssh) is not installed."""
+
+
+class BackendUnavailableError(ProviderError):
+    """The backend's service cannot be reached (Docker engine down, Coder URL unreachable)."""
+
+
+class ConnectionLostError(ProviderError):
+    """The connection to the sandbox dropped; the next call reconnects."""
+
+
+class SandboxGoneError(ProviderError):
+    """The sandbox disappeared from outside while in use (container removed, workspace deleted)."""
+
+
+class SandboxStartError(ProviderError):
+    """The sandbox could not be created or started."""
+
+
+class CleanupError(ProviderError):
+    """Applying `on_close` failed; the message names what may be left behind."""
+
+
+def join_errors(errors: Iterable[BaseException]) -> str:
+    """One message from several errors, e.g. a create failure and the cleanup failure after it."""
+    return "; then ".join(f"{type(e).__name__}: {e}" for e in errors)

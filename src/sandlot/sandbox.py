@@ -1,0 +1,505 @@
+"""The `Sandbox` interface every backend implements, and what its methods return.
+
+The public methods here hold the whole contract (validation, timeouts, bounded capture, closing);
+a backend only supplies `_spawn` (start one shell line with piped stdio), `_interactive` and
+`_close`. Copies are tar streams over `_spawn` unless a backend has something better.
+
+Contract (checked by tests/contract on every backend):
+
+* `command` as a string runs under `sh -c`; as a sequence it is quoted by sandlot.
+* `on_stdout` / `on_stderr` are called line by line WHILE the command runs. Streaming is not
+  optional: a backend that buffers until exit breaks it.
+* `stdin` is written and then closed: the command sees EOF.
+* `env` keys are POSIX names (else `InvalidEnvError`); values may hold any character.
+* `timeout` ends the command's whole process tree; the result has `timed_out=True` and keeps
+  the output so far. Nothing keeps running.
+* Captured output is bounded by `max_output` bytes per stream (`*_truncated` set, the tail is
+  kept); callbacks still see every line.
+* A process ended by a signal reports `128 + signal` as its exit code, as a shell would.
+* After `close()`, every call raises `SandboxClosed`; `close()` itself is idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import anyio
+
+from . import _shell
+from .errors import (
+    CommandFailed,
+    CommandTimedOut,
+    ConfigurationError,
+    HostPathNotFoundError,
+    SandboxClosed,
+)
+from .output import OutputCapture
+
+ByteSink = Callable[[bytes], Awaitable[None]]
+StdinSource = bytes | AsyncIterable[bytes] | None
+LineCallback = Callable[[str], None]
+
+DEFAULT_MAX_OUTPUT = 8 << 20
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What a finished command produced. Output is the captured (bounded) tail of each stream."""
+
+    command: str
+    exit_code: int
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.stdout_truncated or self.stderr_truncated
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def check(self) -> ExecResult:
+        """Return self when the command succeeded, else raise a typed `CommandError`."""
+        if self.timed_out:
+            raise CommandTimedOut(
+                f"command timed out after {self.duration:.1f}s: {self.command}",
+                command=self.command,
+                exit_code=self.exit_code,
+                stderr=self.stderr,
+            )
+        if self.exit_code != 0:
+            raise CommandFailed(
+                f"command exited with status {self.exit_code}: {self.command}",
+                command=self.command,
+                exit_code=self.exit_code,
+                stderr=self.stderr,
+            )
+        return self
+
+
+@dataclass
+class SpawnSpec:
+    """One command as a backend receives it: already validated and rendered."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    sudo: bool
+    stdin: StdinSource
+    stdout: ByteSink
+    stderr: ByteSink
+    display: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def shell_line(self, *, announce_pid: bool = False) -> str:
+        return _shell.render(
+            self.argv, cwd=self.cwd, env=self.env, sudo=self.sudo, announce_pid=announce_pid
+        )
+
+
+class RunningCommand(ABC):
+    """A started command, as a backend tracks it."""
+
+    @abstractmethod
+    async def wait(self) -> int:
+        """Exit code, once the process ended AND its output was fully delivered to the sinks.
+
+        Must be safe to call again after a cancelled call, and must return within a few seconds
+        after `kill()` even if a detached grandchild still holds the pipes open.
+        """
+
+    @abstractmethod
+    async def kill(self) -> None:
+        """End the command's whole process tree. Idempotent; harmless after exit."""
+
+
+class Process:
+    """A command running in the background (from `Sandbox.start`)."""
+
+    def __init__(
+        self,
+        running: RunningCommand,
+        out: OutputCapture,
+        err: OutputCapture,
+        *,
+        command: str,
+        timeout: float | None,
+        on_done: Callable[[Process], None],
+    ) -> None:
+        self._running = running
+        self._out = out
+        self._err = err
+        self.command = command
+        self._started = time.monotonic()
+        self._on_done = on_done
+        self._result: ExecResult | None = None
+        self._task = asyncio.ensure_future(self._supervise(timeout))
+
+    async def _supervise(self, timeout: float | None) -> ExecResult:
+        try:
+            code, timed_out = await _await_exit(self._running, timeout)
+            self._result = _build_result(
+                self.command, code, timed_out, self._out, self._err, self._started
+            )
+            return self._result
+        finally:
+            self._on_done(self)
+
+    @property
+    def stdout(self) -> str:
+        """Captured stdout so far (bounded tail)."""
+        return self._out.text()
+
+    @property
+    def stderr(self) -> str:
+        """Captured stderr so far (bounded tail)."""
+        return self._err.text()
+
+    @property
+    def done(self) -> bool:
+        return self._task.done()
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._result.exit_code if self._result is not None else None
+
+    async def wait(self) -> ExecResult:
+        """Wait for the command to end; cancelling this wait does not stop the command."""
+        return await asyncio.shield(self._task)
+
+    async def kill(self) -> ExecResult:
+        """End the command's whole process tree and return what it produced."""
+        if not self._task.done():
+            await self._running.kill()
+        return await self.wait()
+
+
+async def _await_exit(running: RunningCommand, timeout: float | None) -> tuple[int, bool]:
+    try:
+        if timeout is None:
+            return await running.wait(), False
+        with anyio.move_on_after(timeout):
+            return await running.wait(), False
+        await running.kill()
+        return await running.wait(), True
+    except BaseException:
+        # Cancelled or failed while running: never leave the command behind.
+        with anyio.CancelScope(shield=True):
+            await running.kill()
+        raise
+
+
+def _build_result(
+    command: str,
+    code: int,
+    timed_out: bool,
+    out: OutputCapture,
+    err: OutputCapture,
+    started: float,
+) -> ExecResult:
+    out.close()
+    err.close()
+    for capture in (out, err):
+        if capture.callback_error is not None:
+            raise capture.callback_error
+    return ExecResult(
+        command=command,
+        exit_code=code,
+        stdout=out.text(),
+        stderr=err.text(),
+        duration=time.monotonic() - started,
+        timed_out=timed_out,
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+    )
+
+
+def _sink(capture: OutputCapture) -> ByteSink:
+    async def feed(data: bytes) -> None:
+        capture.feed(data)
+
+    return feed
+
+
+class Sandbox(ABC):
+    """An isolated place to run commands, with a worktree directory inside it."""
+
+    provider: str
+    worktree: str
+
+    def __init__(self, *, provider: str, worktree: str, name: str) -> None:
+        self.provider = provider
+        self.worktree = _shell.validate_sandbox_path(worktree, "worktree")
+        self.name = name
+        self._closed = False
+        self._running: set[RunningCommand] = set()
+        self._close_lock = anyio.Lock()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<{type(self).__name__} {self.name!r} worktree={self.worktree!r} {state}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise SandboxClosed(
+                f"sandbox {self.name!r} ({self.provider}) is closed; create a new one with "
+                "provider.session() or provider.create()"
+            )
+
+    # ---- running commands -------------------------------------------------------------------
+
+    def _prepare(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None,
+        env: Mapping[str, str] | None,
+        stdin: str | bytes | None,
+        sudo: bool,
+        timeout: float | None,
+        max_output: int,
+        on_stdout: LineCallback | None,
+        on_stderr: LineCallback | None,
+    ) -> tuple[SpawnSpec, OutputCapture, OutputCapture]:
+        self._ensure_open()
+        argv = _shell.to_argv(command)
+        checked_env = _shell.validate_env(env)
+        workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
+        if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+            raise ConfigurationError(
+                f"timeout must be a positive number of seconds or None, got {timeout!r}"
+            )
+        if not isinstance(max_output, int) or max_output < 0:
+            raise ConfigurationError(f"max_output must be an int >= 0, got {max_output!r}")
+        if isinstance(stdin, str):
+            stdin = stdin.encode()
+        elif stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview):
+            raise ConfigurationError(
+                f"stdin must be str, bytes or None, got {type(stdin).__name__}"
+            )
+        out = OutputCapture(max_output, on_stdout)
+        err = OutputCapture(max_output, on_stderr)
+        spec = SpawnSpec(
+            argv=argv,
+            cwd=workdir,
+            env=checked_env,
+            sudo=sudo,
+            stdin=bytes(stdin) if stdin is not None else None,
+            stdout=_sink(out),
+            stderr=_sink(err),
+            display=_shell.display(argv),
+        )
+        return spec, out, err
+
+    async def _spawn_tracked(self, spec: SpawnSpec) -> RunningCommand:
+        running = await self._spawn(spec)
+        self._running.add(running)
+        return running
+
+    async def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: str | bytes | None = None,
+        sudo: bool = False,
+        timeout: float | None = None,
+        on_stdout: LineCallback | None = None,
+        on_stderr: LineCallback | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        check: bool = False,
+    ) -> ExecResult:
+        """Run a command to completion and return its exit code and (bounded) output.
+
+        `cwd` defaults to the worktree; `check=True` raises `CommandFailed` / `CommandTimedOut`
+        instead of returning a failed result.
+        """
+        spec, out, err = self._prepare(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=stdin,
+            sudo=sudo,
+            timeout=timeout,
+            max_output=max_output,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+        )
+        started = time.monotonic()
+        running = await self._spawn_tracked(spec)
+        try:
+            code, timed_out = await _await_exit(running, timeout)
+        finally:
+            self._running.discard(running)
+        result = _build_result(spec.display, code, timed_out, out, err, started)
+        return result.check() if check else result
+
+    async def start(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: str | bytes | None = None,
+        sudo: bool = False,
+        timeout: float | None = None,
+        on_stdout: LineCallback | None = None,
+        on_stderr: LineCallback | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> Process:
+        """Start a command in the background; read, wait for or kill it through the `Process`."""
+        spec, out, err = self._prepare(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=stdin,
+            sudo=sudo,
+            timeout=timeout,
+            max_output=max_output,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+        )
+        running = await self._spawn_tracked(spec)
+        return Process(
+            running,
+            out,
+            err,
+            command=spec.display,
+            timeout=timeout,
+            on_done=lambda _p: self._running.discard(running),
+        )
+
+    async def interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: BinaryIO | None = None,
+        stdout: BinaryIO | None = None,
+        stderr: BinaryIO | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        tty: bool | None = None,
+    ) -> int:
+        """Run a command wired to the given streams (default: this process's stdio).
+
+        `tty=None` asks for a PTY exactly when `stdin` is a terminal. Returns the exit code.
+        """
+        self._ensure_open()
+        args = _shell.to_argv(argv)
+        checked_env = _shell.validate_env(env)
+        workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
+        stdin = stdin if stdin is not None else sys.stdin.buffer
+        stdout = stdout if stdout is not None else sys.stdout.buffer
+        stderr = stderr if stderr is not None else sys.stderr.buffer
+        if tty is None:
+            try:
+                tty = os.isatty(stdin.fileno())
+            except (OSError, ValueError, AttributeError):
+                tty = False
+        return await self._interactive(
+            args,
+            cwd=workdir,
+            env=checked_env,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            tty=tty,
+        )
+
+    # ---- files ----------------------------------------------------------------------------
+
+    async def copy_in(self, host_path: str | os.PathLike[str], sandbox_path: str) -> None:
+        """Copy a host file to exactly `sandbox_path`, or a directory's CONTENTS into it.
+
+        Modes are kept; parents are created; a copied file appears whole or not at all.
+        """
+        self._ensure_open()
+        source = Path(host_path)
+        if not source.exists():
+            raise HostPathNotFoundError(
+                f"copy_in: host path does not exist: {str(source)!r}; check the path "
+                "(relative paths resolve against the current directory)"
+            )
+        dest = _shell.validate_sandbox_path(sandbox_path, "copy_in destination")
+        from .transfer import copy_in
+
+        await copy_in(self, source, dest)
+
+    async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
+        """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).
+
+        Parents are created; the host destination appears whole or not at all.
+        """
+        self._ensure_open()
+        source = _shell.validate_sandbox_path(sandbox_path, "copy_out source")
+        from .transfer import copy_out
+
+        await copy_out(self, source, Path(host_path))
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End every running command and release the sandbox (as its `on_close` says).
+
+        Idempotent: a second call does nothing.
+        """
+        async with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            with anyio.CancelScope(shield=True):
+                for running in list(self._running):
+                    # The backend's own close reports what matters.
+                    with contextlib.suppress(Exception):
+                        await running.kill()
+                self._running.clear()
+                await self._close()
+
+    async def __aenter__(self) -> Sandbox:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ---- what a backend implements ---------------------------------------------------------
+
+    @abstractmethod
+    async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
+        """Start `spec` (stdin streamed then closed; stdout/stderr bytes to the sinks)."""
+
+    @abstractmethod
+    async def _interactive(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        tty: bool,
+    ) -> int:
+        """Run `argv` wired to the given streams, with a PTY when `tty`."""
+
+    @abstractmethod
+    async def _close(self) -> None:
+        """Release the backend's resources, applying its `on_close` policy."""

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import ModuleType
+
+import pytest
+
+from sandlot import IsolatedSandboxProvider, Sandbox
+from tests import backends
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    # asyncssh needs asyncio; every async test and fixture shares one loop per session.
+    return "asyncio"
+
+
+@pytest.fixture(scope="session", params=backends.selected())
+def backend(request: pytest.FixtureRequest) -> ModuleType:
+    module = backends.load(request.param)
+    module.NAME = request.param  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.fixture(scope="session")
+async def provider(backend: ModuleType) -> AsyncIterator[IsolatedSandboxProvider]:
+    async with backend.provider() as made:
+        yield made
+
+
+@pytest.fixture(scope="session")
+async def sandbox(provider: IsolatedSandboxProvider) -> AsyncIterator[Sandbox]:
+    """One sandbox per backend, shared by the tests that do not need a fresh one."""
+    async with provider.session() as made:
+        yield made
+
+
+@pytest.fixture
+async def fresh_sandbox(provider: IsolatedSandboxProvider) -> AsyncIterator[Sandbox]:
+    async with provider.session() as made:
+        yield made
+
+
+@pytest.fixture
+async def workdir(sandbox: Sandbox, request: pytest.FixtureRequest) -> str:
+    """A directory of this test's own inside the shared sandbox."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:80]
+    path = f"{sandbox.worktree}/t-{name}"
+    await sandbox.exec(["mkdir", "-p", path], check=True)
+    return path

@@ -70,6 +70,8 @@ class OutputCapture:
 
     def _emit(self, raw: bytes, final: bool = True) -> None:
         assert self._on_line is not None
+        if self.callback_error is not None:
+            return
         text = self._decoder.decode(raw, final=final)
         if text.endswith("\r"):
             text = text[:-1]

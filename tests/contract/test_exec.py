@@ -202,10 +202,10 @@ async def test_callbacks_see_every_line_when_capture_is_cut(sandbox: Sandbox) ->
 
 
 async def test_background_process(sandbox: Sandbox) -> None:
-    process = await sandbox.start("echo begun; sleep 300")
+    begun = anyio.Event()
+    process = await sandbox.start("echo begun; sleep 300", on_stdout=lambda _: begun.set())
     with anyio.fail_after(30):
-        while "begun" not in process.stdout:
-            await anyio.sleep(0.05)
+        await begun.wait()
     assert not process.done and process.exit_code is None
     result = await process.kill()
     assert process.done

@@ -98,6 +98,41 @@ class TransferError(SandlotError):
     """copy_in / copy_out failed; the destination was left as it was before."""
 
 
+# --- Runtime modes (sandlot.modes). ---
+
+
+class UnknownModeError(ConfigurationError):
+    """A mode name that is not one of python, golang, node, shell."""
+
+
+class RuntimeNotFoundError(SandlotError):
+    """The runtime a mode needs (python3, go, node, bash) is not on the sandbox's PATH."""
+
+    def __init__(self, message: str, *, mode: str | None, binaries: tuple[str, ...]) -> None:
+        self.mode = mode
+        self.binaries = binaries
+        super().__init__(message)
+
+
+class RequirementsInstallError(CommandError):
+    """Installing a run's requirements failed; the code was not run. Carries the installer's
+    stderr (tail) and exit code."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        command: str,
+        exit_code: int | None,
+        stderr: str = "",
+        installer: str,
+        requirements: tuple[str, ...],
+    ) -> None:
+        self.installer = installer
+        self.requirements = requirements
+        super().__init__(message, command=command, exit_code=exit_code, stderr=stderr)
+
+
 # --- Backends and the infrastructure under them. ---
 
 

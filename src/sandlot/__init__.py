@@ -23,12 +23,15 @@ from .errors import (
     InvalidEnvError,
     InvalidPathError,
     ProviderError,
+    RequirementsInstallError,
+    RuntimeNotFoundError,
     SandboxClosed,
     SandboxGoneError,
     SandboxStartError,
     SandlotError,
     ToolNotFoundError,
     TransferError,
+    UnknownModeError,
 )
 from .provider import IsolatedSandboxProvider
 from .sandbox import ExecResult, Process, Sandbox
@@ -51,6 +54,8 @@ __all__ = [
     "Process",
     "ProviderConfig",
     "ProviderError",
+    "RequirementsInstallError",
+    "RuntimeNotFoundError",
     "Sandbox",
     "SandboxClosed",
     "SandboxGoneError",
@@ -58,6 +63,7 @@ __all__ = [
     "SandlotError",
     "ToolNotFoundError",
     "TransferError",
+    "UnknownModeError",
     "local",
     "parse_config",
     "provider_from_config",

@@ -69,8 +69,8 @@ class Mode:
 
     def display(self, source: str) -> str:
         """A readable form of the run, for results and messages."""
-        runner = {"python": "python3", "golang": "go build+run", "node": "node"}.get(self.name, "bash")
-        return f"{runner} {source}"
+        runners = {"python": "python3", "golang": "go build+run", "node": "node"}
+        return f"{runners.get(self.name, 'bash')} {source}"
 
 
 #: Every mode, in auto-detection order.
@@ -116,7 +116,9 @@ def get_mode(name: str) -> Mode:
     return mode
 
 
-def configured_mode(mode: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+def configured_mode(
+    mode: str | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
     """The mode asked for: `mode`, else `$SANDLOT_MODE`, else None (meaning: detect)."""
     if mode is not None:
         return get_mode(mode).name
@@ -170,6 +172,15 @@ async def health(sandbox: Sandbox, mode: str | None = None) -> Health:
             stderr=result.stderr,
         )
     version = lines[1].strip() if len(lines) > 1 else ""
+    if not version:
+        found = MODES[lines[0]]
+        raise CommandFailed(
+            f"mode={found.name}: {found.binary} is on PATH but {found.version_command!r} printed "
+            "nothing; the runtime looks broken (a version-manager shim without its setup?)",
+            command=found.version_command,
+            exit_code=result.exit_code,
+            stderr=result.stderr,
+        )
     return Health(mode=lines[0], runtime_version=version)
 
 
@@ -274,11 +285,11 @@ def _result(raw: ExecResult, spec: Mode, source: str, reqs: tuple[str, ...]) -> 
         raise _missing(spec)
     if trailer is not None and trailer.kind == "install-failed":
         tool = {"uv": "uv pip install", "pip": "python3 -m pip install", "npm": "npm install"}
-        installer = tool.get(trailer.installer, "no installer available")
+        how = tool.get(trailer.installer, "no installer available")
         raise RequirementsInstallError(
-            f"installing requirements for mode={spec.name} failed ({installer}, exit status "
+            f"installing requirements for mode={spec.name} failed ({how}, exit status "
             f"{trailer.status}); the code was not run. Requirements: {', '.join(reqs)}",
-            command=installer,
+            command=how,
             exit_code=trailer.status,
             stderr=parsed.stderr,
             installer=trailer.installer,

@@ -3,6 +3,11 @@ manager that sets up whatever the backend needs (an engine, a fake deployment) a
 `IsolatedSandboxProvider`; plus `SHARED_PIDS`: whether one exec can see another's processes.
 
 Select a subset with SANDLOT_TEST_BACKENDS=local,docker (default: all registered).
+
+A backend module may also expose `toolchain_provider()` (same shape as `provider()`): sandboxes
+that have python3 (with pip), uv, go, node with npm, and bash on PATH, and reach PyPI and the
+npm registry. tests/modes and the server tests run on every selected backend that has one, so
+adding a remote backend to them is that one function in its module.
 """
 
 from __future__ import annotations

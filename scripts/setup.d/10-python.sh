@@ -8,6 +8,6 @@ stamp=.venv/.sandlot-installed
 want=$(sha256sum pyproject.toml | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[dev,server]"
+  .venv/bin/python -m pip install -q -e ".[dev,server,bench]"
   echo "$want" > "$stamp"
 fi

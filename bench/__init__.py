@@ -1,0 +1,1 @@
+"""sandlot's benchmark: ratios measured side by side in one run (`python -m bench`)."""

@@ -1,0 +1,51 @@
+"""The local backend against plain host subprocesses."""
+
+from __future__ import annotations
+
+import json
+
+import sandlot
+
+from .core import Measurement
+from .measures import (
+    Scratch,
+    concurrency,
+    copy_in_throughput,
+    exec_latency,
+    make_big_file,
+    make_small_tree,
+    peak_rss,
+    raw_shell,
+    raw_subprocess,
+)
+
+
+async def run(quick: bool = False) -> list[Measurement]:
+    rows: list[Measurement] = []
+    async with sandlot.local().session() as sandbox:
+        rows.append(
+            await exec_latency(
+                "local", sandbox, lambda: raw_subprocess("sh", "-c", "true"),
+                "subprocess sh -c true", rounds=20 if quick else 60,
+            )
+        )
+        rows.append(await concurrency("local", sandbox))
+        with Scratch() as scratch:
+            tree = make_small_tree(scratch, 1000 if quick else 10_000)
+            big = make_big_file(scratch, 20 if quick else 200)
+
+            async def raw_tar(src: object, dest: str) -> None:
+                await raw_shell(
+                    f"mkdir -p '{dest}' && tar -C '{src}' -cf - . | tar -xf - -C '{dest}'"
+                )
+
+            async def raw_cp(src: object, dest: str) -> None:
+                await raw_shell(f"cp -p '{src}' '{dest}'")
+
+            rows.append(await copy_in_throughput(
+                "local", sandbox, tree, f"{'1,000' if quick else '10,000'} small files",
+                raw_tar, "tar | tar x"))
+            rows.append(await copy_in_throughput(
+                "local", sandbox, big, f"{'20' if quick else '200'} MiB file", raw_cp, "cp -p"))
+    rows.append(await peak_rss(json.dumps({"type": "local"}), 0.25 if quick else 1.0))
+    return rows

@@ -33,11 +33,20 @@ def loader_source(package_dir: Path = PACKAGE_DIR) -> str:
     )
 
 
-def launcher_script(root: Path, python: str = sys.executable) -> str:
-    """The `coder` executable written by FakeCoderDeployment.install()."""
+def launcher_script(root: Path, python: str | None = None) -> str:
+    """The `coder` executable written by FakeCoderDeployment.install().
+
+    Kernels cap the shebang line (127 bytes on older Linux), so a long interpreter path gets a
+    `/bin/sh` first line that re-executes the file with Python (the sh/Python polyglot trick:
+    for sh the second line is an `exec`, for Python it is a string literal).
+    """
+    python = python or sys.executable
+    header = f"#!{python} -sS\n"
+    if len(header) > 120:
+        header = "#!/bin/sh\n" + "''''" + f'exec "{python}" -sS "$0" "$@" # ' + "'''\n"
     return (
-        f"#!{python} -sS\n"
-        "# Fake `coder` CLI from sandlot.testing (a test double, not the real Coder CLI).\n"
+        header
+        + "# Fake `coder` CLI from sandlot.testing (a test double, not the real Coder CLI).\n"
         "import os\n"
         f"os.environ.setdefault('SANDLOT_FAKE_CODER_HOME', {str(root)!r})\n"
         + loader_source()

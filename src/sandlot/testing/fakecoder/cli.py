@@ -65,6 +65,12 @@ def split_named(identifier: str) -> tuple[str, str]:
     raise CLIError(f'invalid workspace name: "{identifier}"')
 
 
+def workspace_path(identifier: str) -> str:
+    """The API path namedWorkspace requests (WorkspaceByOwnerAndName)."""
+    owner, _, name = identifier.rpartition("/")
+    return f"/api/v2/users/{owner or 'me'}/workspace/{name}"
+
+
 def resolve_workspace(client: Client, identifier: str) -> dict[str, Any]:
     """namedWorkspace; also a workspace id when the accept_workspace_ids setting is on."""
     st = client.st
@@ -202,7 +208,7 @@ def cmd_list(inv: Invocation) -> int:
     """
     args.require_args(inv.parsed, 0)
     query = "" if inv.parsed.flag("all") else (inv.parsed.text("search") or "owner:me")
-    client = init_client(inv, query_path("/api/v2/workspaces", query))
+    client = init_client(inv, query_path("/api/v2/workspaces", query), wrap="query workspaces")
     terms = _search_terms(query)
     bad = [key for key, _ in terms if key not in _SEARCH_KEYS]
     if bad:
@@ -315,7 +321,12 @@ def _check_org(inv: Invocation, st: state.State) -> None:
 
 def cmd_create(inv: Invocation) -> int:
     """cli/create.go: checks in the real order, then the build log and the final line."""
-    client = init_client(inv, "/api/v2/users/me/workspace/")
+    template_name = inv.parsed.text("template")
+    client = init_client(
+        inv,
+        query_path("/api/v2/templates", f"exact_name:{template_name}" if template_name else ""),
+        wrap="get template by name",
+    )
     st = client.st
     owner_ref, name = "me", ""
     if inv.parsed.args:
@@ -334,7 +345,6 @@ def cmd_create(inv: Invocation) -> int:
     owner = state.user_by_ref(st, owner_ref, client.user)
     if owner and state.find_workspace(st, owner["id"], name):
         raise CLIError(f'a workspace already exists named "{name}"')
-    template_name = inv.parsed.text("template")
     if not template_name:
         inv.stdout.write("Select a template below to preview the provisioned infrastructure:\n")
         raise CLIError("open /dev/tty: no such device or address")
@@ -431,7 +441,7 @@ def _new_workspace(
 def cmd_start(inv: Invocation) -> int:
     """cli/start.go: already running / already starting / (clean up a failed start) and start."""
     args.require_args(inv.parsed, 1)
-    client = init_client(inv, "/api/v2/users/me/workspace/")
+    client = init_client(inv, workspace_path(inv.parsed.args[0]))
     ws = resolve_workspace(client, inv.parsed.args[0])
     status = model.workspace_status(ws["build"], state.now())
     if status == "running":
@@ -466,7 +476,7 @@ def _wait_for_active_build(inv: Invocation, ws: dict[str, Any]) -> None:
 def cmd_stop(inv: Invocation) -> int:
     """cli/stop.go: confirm, then a stop build, then "The <name> workspace has been stopped"."""
     args.require_args(inv.parsed, 1)
-    client = init_client(inv, "/api/v2/users/me/workspace/")
+    client = init_client(inv, workspace_path(inv.parsed.args[0]))
     prompts.confirm(inv, "Confirm stop workspace?")
     ws = resolve_workspace(client, inv.parsed.args[0])
     _wait_for_active_build(inv, ws)
@@ -479,7 +489,7 @@ def cmd_stop(inv: Invocation) -> int:
 def cmd_delete(inv: Invocation) -> int:
     """cli/delete.go: "<owner>/<name> has been deleted at <time>!" (FullName, no "The")."""
     args.require_args(inv.parsed, 1)
-    client = init_client(inv, "/api/v2/users/me/workspace/")
+    client = init_client(inv, workspace_path(inv.parsed.args[0]))
     ws = resolve_workspace(client, inv.parsed.args[0])
     full_name = f"{_owner_of(client.st, ws)['username']}/{ws['name']}"
     days = (state.now() - ws["last_used_at"]) / 86400
@@ -519,11 +529,11 @@ def cmd_ssh(inv: Invocation) -> int:
         raise CLIError("the fake coder CLI only supports `coder ssh --stdio <workspace>`")
     stdio_out = inv.stdout
     inv.stdout = inv.stderr  # in stdio mode every message goes to stderr
-    client = init_client(inv, "/api/v2/users/me/workspace/")
     target = normalize_target(
         inv.parsed.args[0], inv.parsed.text("ssh_host_prefix"), inv.parsed.text("hostname_suffix")
     )
     workspace_ref, _, agent_name = target.partition(".")
+    client = init_client(inv, workspace_path(workspace_ref))
     ws = resolve_workspace(client, workspace_ref)
     ws = _ensure_started(inv, client, ws, workspace_ref)
     rec = _pick_agent(ws, agent_name)

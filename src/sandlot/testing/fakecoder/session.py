@@ -91,8 +91,20 @@ def unreachable(url: str, api_path: str) -> CLIError:
     return CLIError(f'do: Get "{target}": {reason}')
 
 
-def init_client(inv: Invocation, api_path: str) -> Client:
-    """Authenticate like coder's InitClient + the first API request (`api_path`)."""
+def init_client(inv: Invocation, api_path: str, wrap: str = "") -> Client:
+    """Authenticate like coder's InitClient + the command's first API request (`api_path`).
+
+    `wrap` is the prefix the command puts on that request's error (e.g. ``query workspaces``).
+    """
+    try:
+        return _init_client(inv, api_path)
+    except CLIError as exc:
+        if wrap and not exc.message.startswith("You are not logged in"):
+            raise exc.wrap(wrap) from None
+        raise
+
+
+def _init_client(inv: Invocation, api_path: str) -> Client:
     url = inv.parsed.text("url")
     conf = config_dir(inv)
     if not url:

@@ -173,3 +173,59 @@ class CleanupError(ProviderError):
 def join_errors(errors: Iterable[BaseException]) -> str:
     """One message from several errors, e.g. a create failure and the cleanup failure after it."""
     return "; then ".join(f"{type(e).__name__}: {e}" for e in errors)
+
+
+# --- Verify tools (sandlot.verify): what ran, where, and what to do about it. ---
+
+
+class VerifyError(SandlotError):
+    """A verify tool (run_tests, run_lint, ...) could not produce a report."""
+
+
+class NoProjectDetectedError(VerifyError, ConfigurationError):
+    """No marker file (go.mod, Cargo.toml, package.json, pyproject.toml, setup.py) at the root."""
+
+
+class AmbiguousLanguageError(VerifyError, ConfigurationError):
+    """Several project types at one root and no `language` given to pick one."""
+
+
+class LanguageNotDetectedError(VerifyError, ConfigurationError):
+    """`language` names a supported language whose marker is not at the root."""
+
+
+class UnknownLanguageError(VerifyError, ConfigurationError):
+    """`language` is not one of the supported languages."""
+
+
+class UnknownScriptError(VerifyError, ConfigurationError):
+    """`run_script` was asked for a package.json script that is not defined."""
+
+
+class VerifyToolMissingError(VerifyError):
+    """A program a verify tool needs is not installed in the sandbox (`binary` names it)."""
+
+    def __init__(self, message: str, *, binary: str) -> None:
+        self.binary = binary
+        super().__init__(message)
+
+
+class LinterNotInstalledError(VerifyToolMissingError):
+    """The linter `run_lint` needs is not installed in the sandbox."""
+
+
+class VerifyToolFailedError(VerifyError):
+    """The tool itself failed (crashed, bad config, timed out) rather than reporting findings."""
+
+    def __init__(
+        self, message: str, *, command: str, exit_code: int | None, stderr: str = ""
+    ) -> None:
+        self.command = redact(command)
+        self.exit_code = exit_code
+        self.stderr = _tail(stderr)
+        detail = f"\nstderr (tail):\n{self.stderr}" if self.stderr else ""
+        super().__init__(f"{message}{detail}")
+
+
+class NoTestRunError(VerifyError):
+    """`last_test_failures` / `run_failing_tests` found no earlier report to work from."""

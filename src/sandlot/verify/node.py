@@ -1,0 +1,311 @@
+"""Node: package.json; the project's scripts run with the package manager its lock file names.
+
+Tests: `<pm> run test` with the runner's machine-readable reporter added (jest `--json`,
+vitest `--reporter=json`, node's runner through NODE_OPTIONS `--test-reporter=junit`), each
+writing to a report file. Lint: `<pm> run lint` (+ `--format json` when it is eslint), else
+eslint. Typecheck: `<pm> run typecheck` when defined, else `tsc --noEmit`. The project's
+`node_modules/.bin` comes first on PATH, so its own eslint / tsc are used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from ..errors import ConfigurationError, UnknownScriptError, VerifyToolFailedError
+from .detector import Detector, Workspace
+from .findings import Finding, Language, TestFailure, TestReport
+from .parsers import eslint, jestjson, junit, tsc
+from .plan import ToolPlan, ToolRun
+from .runner import report_path
+
+#: Lock file -> package manager, in order of precedence.
+LOCKFILES: tuple[tuple[str, str], ...] = (
+    ("pnpm-lock.yaml", "pnpm"),
+    ("yarn.lock", "yarn"),
+    ("bun.lockb", "bun"),
+    ("package-lock.json", "npm"),
+)
+
+_NODE_TEST = re.compile(r"\bnode\b[^&|;]*\s--test\b")
+_JS_REGEX_SPECIAL = re.compile(r"([\\^$.*+?()\[\]{}|/])")
+
+
+def package_manager(files: frozenset[str]) -> str:
+    for lockfile, manager in LOCKFILES:
+        if lockfile in files:
+            return manager
+    return "npm"
+
+
+def runner_of(script: str) -> str:
+    """Which test runner a `test` script starts: vitest, jest, node-test, or '' (unknown)."""
+    if re.search(r"\bvitest\b", script):
+        return "vitest"
+    if re.search(r"\bjest\b", script):
+        return "jest"
+    if _NODE_TEST.search(script):
+        return "node-test"
+    return ""
+
+
+def js_regex_escape(text: str) -> str:
+    """Escape for a JavaScript RegExp (only syntax characters: valid with or without `u`)."""
+    return _JS_REGEX_SPECIAL.sub(r"\\\1", text)
+
+
+def run_argv(manager: str, script: str, extra: list[str]) -> list[str]:
+    """`<pm> run <script> [args]`; only npm needs `--` before the script's own arguments."""
+    if not extra:
+        return [manager, "run", script]
+    if manager == "npm":
+        return [manager, "run", script, "--", *extra]
+    return [manager, "run", script, *extra]
+
+
+class NodeDetector(Detector):
+    language: ClassVar[Language] = "node"
+    markers: ClassVar[tuple[str, ...]] = ("package.json",)
+
+    @staticmethod
+    async def scripts(ws: Workspace) -> dict[str, str]:
+        """The `scripts` of package.json at the root."""
+        text = await ws.read_text("package.json")
+        try:
+            data: Any = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            raise ConfigurationError(
+                f"package.json at {ws.root} is not valid JSON ({exc}); fix it first"
+            ) from None
+        scripts = data.get("scripts") if isinstance(data, dict) else None
+        if not isinstance(scripts, dict):
+            return {}
+        return {str(k): str(v) for k, v in scripts.items()}
+
+    def _prefix(self, ws: Workspace) -> list[str]:
+        return [f"{ws.root}/node_modules/.bin"]
+
+    def _base(self, ws: Workspace, **fields: Any) -> ToolPlan:
+        return ToolPlan(language="node", root=ws.root, path_prefix=self._prefix(ws), **fields)
+
+    async def test_plan(self, ws: Workspace) -> ToolPlan:
+        scripts = await self.scripts(ws)
+        manager = package_manager(ws.files)
+        script = scripts.get("test")
+        if script is None:
+            # No script: `npm test` says so itself; its output is the result.
+            return self._base(
+                ws,
+                kind="tests",
+                tool=f"{manager} test",
+                runner="unknown",
+                binary=manager,
+                argv=[manager, "test"],
+                parsed=False,
+            )
+        return self._runner_plan(ws, manager, runner_of(script), selection=None)
+
+    def _runner_plan(
+        self,
+        ws: Workspace,
+        manager: str,
+        runner: str,
+        selection: tuple[list[str], list[str]] | None,
+    ) -> ToolPlan:
+        """The test command for `runner`; `selection` = (files, full names) for a rerun."""
+        files, names = selection or ([], [])
+        if runner in ("jest", "vitest"):
+            report = report_path("json")
+            if runner == "jest":
+                extra = ["--json", f"--outputFile={report}"]
+                if files:
+                    extra += ["--runTestsByPath", *files]
+            else:
+                extra = [
+                    "--run",
+                    "--reporter=default",
+                    "--reporter=json",
+                    f"--outputFile.json={report}",
+                    *files,
+                ]
+            if names:
+                extra.append("--testNamePattern=" + _alternation(names))
+            return self._base(
+                ws,
+                kind="tests",
+                tool=runner,
+                runner=runner,
+                binary=manager,
+                argv=run_argv(manager, "test", extra),
+                report_file=report,
+            )
+        if runner == "node-test":
+            report = report_path("xml")
+            reporters = (
+                f"--test-reporter=spec --test-reporter-destination=stdout "
+                f"--test-reporter=junit --test-reporter-destination={report}"
+            )
+            if selection is not None:
+                # NODE_OPTIONS may not carry --test-name-pattern: run node directly.
+                argv = ["node", "--test", *reporters.split(" ")]
+                if names:
+                    argv.append("--test-name-pattern=" + _alternation(names))
+                argv.extend(files)
+                return self._base(
+                    ws,
+                    kind="tests",
+                    tool="node --test",
+                    runner="node-test",
+                    binary="node",
+                    argv=argv,
+                    report_file=report,
+                )
+            return self._base(
+                ws,
+                kind="tests",
+                tool="node --test",
+                runner="node-test",
+                binary=manager,
+                argv=run_argv(manager, "test", []),
+                report_file=report,
+                prelude=[
+                    # Reporters through NODE_OPTIONS reach `node --test` wherever the script
+                    # puts it, without changing the script's own arguments.
+                    f'NODE_OPTIONS="${{NODE_OPTIONS:+$NODE_OPTIONS }}{reporters}"; '
+                    "export NODE_OPTIONS"
+                ],
+            )
+        return self._base(
+            ws,
+            kind="tests",
+            tool=f"{manager} run test",
+            runner="unknown",
+            binary=manager,
+            argv=run_argv(manager, "test", []),
+            parsed=False,
+        )
+
+    async def lint_plan(self, ws: Workspace) -> ToolPlan:
+        scripts = await self.scripts(ws)
+        manager = package_manager(ws.files)
+        report = report_path("json")
+        json_args = ["--format", "json", "--output-file", report]
+        script = scripts.get("lint")
+        # eslint: 0 clean (warnings allowed), 1 errors found, 2 configuration error / crash.
+        if script is None:
+            return self._base(
+                ws,
+                kind="lint",
+                tool="eslint",
+                binary="eslint",
+                argv=["eslint", ".", *json_args],
+                report_file=report,
+            )
+        if re.search(r"\beslint\b", script):
+            return self._base(
+                ws,
+                kind="lint",
+                tool="eslint",
+                binary=manager,
+                argv=run_argv(manager, "lint", json_args),
+                report_file=report,
+            )
+        return self._base(
+            ws,
+            kind="lint",
+            tool=f"{manager} run lint",
+            binary=manager,
+            argv=run_argv(manager, "lint", []),
+            parsed=False,
+        )
+
+    async def typecheck_plan(self, ws: Workspace) -> ToolPlan:
+        scripts = await self.scripts(ws)
+        manager = package_manager(ws.files)
+        script = scripts.get("typecheck")
+        # tsc: 0 clean, 1 or 2 diagnostics (2: "outputs generated" anyway); else tsc failed.
+        codes = [1, 2]
+        if script is None:
+            return self._base(
+                ws,
+                kind="typecheck",
+                tool="tsc",
+                binary="tsc",
+                argv=["tsc", "--noEmit", "--pretty", "false"],
+                finding_codes=codes,
+            )
+        if re.search(r"\btsc\b", script):
+            return self._base(
+                ws,
+                kind="typecheck",
+                tool="tsc",
+                binary=manager,
+                argv=run_argv(manager, "typecheck", ["--pretty", "false"]),
+                finding_codes=codes,
+            )
+        return self._base(
+            ws,
+            kind="typecheck",
+            tool=f"{manager} run typecheck",
+            binary=manager,
+            argv=run_argv(manager, "typecheck", []),
+            parsed=False,
+        )
+
+    async def script_plan(self, ws: Workspace, name: str) -> ToolPlan:
+        """Any package.json script; an unknown name lists the defined ones."""
+        scripts = await self.scripts(ws)
+        if name not in scripts:
+            defined = ", ".join(sorted(scripts)) or "none"
+            raise UnknownScriptError(
+                f'run_script: no script "{name}" in package.json at {ws.root}; defined: '
+                f"{defined}"
+            )
+        manager = package_manager(ws.files)
+        return self._base(
+            ws,
+            kind="script",
+            tool=f"{manager} run {name}",
+            binary=manager,
+            argv=run_argv(manager, name, []),
+            parsed=False,
+        )
+
+    async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:
+        if report.runner not in ("jest", "vitest", "node-test"):
+            raise ConfigurationError(
+                f"run_failing_tests: the report's runner {report.runner!r} has no selection "
+                "syntax sandlot knows (jest, vitest, node --test); run run_tests again"
+            )
+        files = list(dict.fromkeys(f.package for f in report.failures if f.package))
+        if any(f.kind == "build" for f in report.failures):
+            names: list[str] = []  # a file that did not load: run all of it
+        else:
+            names = list(dict.fromkeys(f.selector for f in report.failures if f.selector))
+        return self._runner_plan(ws, package_manager(ws.files), report.runner, (files, names))
+
+    def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
+        if run.report is None:
+            return 0, 0, 0, []
+        if run.plan.runner == "node-test":
+            return junit.parse_node(run.report, root=run.plan.root)
+        return jestjson.parse(run.report, root=run.plan.root)
+
+    def parse_findings(self, run: ToolRun) -> list[Finding]:
+        if run.plan.tool == "eslint":
+            return eslint.parse(run.report or "", root=run.plan.root)
+        findings, global_errors = tsc.parse(run.stdout, root=run.plan.root)
+        if global_errors and not findings:
+            raise VerifyToolFailedError(
+                f"run_typecheck: tsc could not check the project at {run.plan.root}: "
+                + "; ".join(global_errors),
+                command=run.plan.display,
+                exit_code=run.exit_code,
+                stderr=run.stderr or run.stdout,
+            )
+        return findings
+
+
+def _alternation(names: list[str]) -> str:
+    return "^(?:" + "|".join(js_regex_escape(n) for n in names) + ")$"

@@ -1,0 +1,68 @@
+"""What a verify tool is about to run (`ToolPlan`) and what came back (`ToolRun`).
+
+A plan is data, not code: the recording script stores plans and runs as JSON, and the parser
+tests replay them, so the exact command verify runs is the one whose output was recorded.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .findings import Language
+
+Kind = Literal["tests", "lint", "typecheck", "script"]
+
+
+class ToolPlan(BaseModel):
+    """One command a detector wants run at a workspace root, and how to judge its exit code."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Kind
+    language: Language
+    tool: str
+    """The name users know: golangci-lint, eslint, pytest, cargo clippy, tsc ..."""
+    runner: str = ""
+    """For tests: go-test, pytest, jest, vitest, node-test, cargo-test (rerun syntax follows it)."""
+    binary: str
+    """The program that must be on PATH; its absence is a 'not installed' error, not a result."""
+    argv: list[str]
+    root: str
+    report_file: str | None = None
+    """A file the tool writes its machine-readable report to (read back in the same exec)."""
+    path_prefix: list[str] = Field(default_factory=list)
+    """Directories put in front of PATH (the project's own node_modules/.bin or .venv/bin)."""
+    prelude: list[str] = Field(default_factory=list)
+    """Shell statements run before the tool (e.g. adding a reporter to NODE_OPTIONS)."""
+    clean_codes: list[int] = Field(default_factory=lambda: [0])
+    """Exit codes meaning the tool ran and found nothing wrong."""
+    finding_codes: list[int] = Field(default_factory=lambda: [1])
+    """Exit codes meaning the tool ran and found failures / findings. Any other code means the
+    tool itself failed, and is raised as an error with its stderr."""
+    parsed: bool = True
+    """False when the output has no known format (a custom script): the report is raw only."""
+    context: dict[str, str] = Field(default_factory=dict)
+    """Facts the parser needs besides the output (e.g. the Go module path)."""
+
+    @property
+    def display(self) -> str:
+        return shlex.join(self.argv)
+
+
+class ToolRun(BaseModel):
+    """A finished plan: exit code, output, and the report file's content if there was one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    plan: ToolPlan
+    exit_code: int
+    stdout: str
+    stderr: str
+    report: str | None = None
+    duration: float = 0.0
+    timed_out: bool = False
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False

@@ -1,0 +1,112 @@
+"""Python: pyproject.toml or setup.py; pytest (JUnit XML), ruff (JSON), mypy (JSON).
+
+The project's own `.venv/bin` comes first on PATH, so a project that pins its tools in a
+virtualenv at the root is checked with those versions.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import ClassVar
+
+from .detector import Detector, Workspace
+from .findings import Finding, Language, TestFailure, TestReport
+from .parsers import junit, mypy, ruff
+from .plan import ToolPlan, ToolRun
+from .runner import report_path
+
+
+class PythonDetector(Detector):
+    language: ClassVar[Language] = "python"
+    markers: ClassVar[tuple[str, ...]] = ("pyproject.toml", "setup.py")
+
+    def _prefix(self, ws: Workspace) -> list[str]:
+        return [f"{ws.root}/.venv/bin"]
+
+    async def test_plan(self, ws: Workspace) -> ToolPlan:
+        return self._pytest(ws, [])
+
+    def _pytest(self, ws: Workspace, selection: list[str]) -> ToolPlan:
+        report = report_path("xml")
+        return ToolPlan(
+            kind="tests",
+            language="python",
+            tool="pytest",
+            runner="pytest",
+            binary="pytest",
+            # xunit1 keeps each test's file; -p no:cacheprovider keeps the workspace clean.
+            argv=[
+                "pytest",
+                "-o",
+                "junit_family=xunit1",
+                f"--junitxml={report}",
+                "-p",
+                "no:cacheprovider",
+                *selection,
+            ],
+            root=ws.root,
+            report_file=report,
+            path_prefix=self._prefix(ws),
+            # 0 passed, 1 tests failed, 2 collection errors (reported in the XML), 5 nothing
+            # collected; 3 (internal error) and 4 (usage error) mean pytest itself failed.
+            clean_codes=[0, 5],
+            finding_codes=[1, 2],
+        )
+
+    async def lint_plan(self, ws: Workspace) -> ToolPlan:
+        return ToolPlan(
+            kind="lint",
+            language="python",
+            tool="ruff",
+            binary="ruff",
+            argv=["ruff", "check", "--output-format=json", "--no-cache", "."],
+            root=ws.root,
+            path_prefix=self._prefix(ws),
+            # Exit codes: 0 clean, 1 violations, 2 configuration error / crash.
+            finding_codes=[1],
+        )
+
+    async def typecheck_plan(self, ws: Workspace) -> ToolPlan:
+        targets = [] if await self._mypy_has_files(ws) else ["."]
+        return ToolPlan(
+            kind="typecheck",
+            language="python",
+            tool="mypy",
+            binary="mypy",
+            argv=["mypy", "-O", "json", "--no-error-summary", *targets],
+            root=ws.root,
+            path_prefix=self._prefix(ws),
+            # mypy: 0 clean, 1 type errors, 2 fatal (bad config, crash).
+            finding_codes=[1],
+        )
+
+    @staticmethod
+    async def _mypy_has_files(ws: Workspace) -> bool:
+        """Whether pyproject's [tool.mypy] names what to check (then `.` would override it)."""
+        if "pyproject.toml" not in ws.files:
+            return False
+        try:
+            data = tomllib.loads(await ws.read_text("pyproject.toml"))
+        except tomllib.TOMLDecodeError:
+            return False
+        return bool(data.get("tool", {}).get("mypy", {}).get("files"))
+
+    async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:
+        selection: list[str] = []
+        for failure in report.failures:
+            target = failure.selector or failure.file or ""
+            if target and target not in selection:
+                selection.append(target)
+        return self._pytest(ws, selection)
+
+    def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
+        if run.report is None:
+            return 0, 0, 0, []
+        return junit.parse_pytest(run.report, root=run.plan.root)
+
+    def parse_findings(self, run: ToolRun) -> list[Finding]:
+        if run.plan.tool == "ruff":
+            return ruff.parse(run.stdout, root=run.plan.root)
+        return mypy.parse(run.stdout, root=run.plan.root)
+
+

@@ -1,0 +1,154 @@
+"""Run a `ToolPlan` in the sandbox (one exec) and judge its exit code.
+
+The shell line checks the binary first, so a missing tool is told apart from a tool that ran
+and failed; when the tool writes a report file, the same line prints it after a unique marker
+on stdout, so the report comes back in the same round trip (and survives output truncation,
+which keeps the tail).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+
+from .._shell import quote
+from ..errors import LinterNotInstalledError, VerifyToolFailedError, VerifyToolMissingError
+from .plan import ToolPlan, ToolRun
+
+MISSING_EXIT = 127
+_MISSING_MARK = "sandlot-verify: not found on PATH: "
+_REPORT_MARK = "\x1esandlot-report:"
+#: How a shell says a command inside a script (e.g. an npm script's eslint) does not exist.
+_SHELL_NOT_FOUND = re.compile(
+    r"(?m)^(?:.*?: )?(?:line \d+: )?([\w@./+-]+): (?:command )?not found\s*$"
+)
+
+
+def report_path(extension: str) -> str:
+    """A fresh path for a tool's report file inside the sandbox."""
+    return f"/tmp/sandlot-verify-{uuid.uuid4().hex}.{extension}"
+
+
+def shell_line(plan: ToolPlan, token: str) -> str:
+    """The one shell line that runs `plan` (see the module docstring)."""
+    parts: list[str] = []
+    if plan.path_prefix:
+        joined = ":".join(quote(p) for p in plan.path_prefix)
+        parts.append(f'PATH={joined}:"$PATH"; export PATH')
+    parts.extend(plan.prelude)
+    binary = quote(plan.binary)
+    parts.append(
+        f"command -v {binary} >/dev/null 2>&1 || "
+        f"{{ printf '%s\\n' {quote(_MISSING_MARK + plan.binary)} >&2; exit {MISSING_EXIT}; }}"
+    )
+    words = " ".join(quote(a) for a in plan.argv)
+    if plan.report_file is None:
+        parts.append(f"exec {words}")
+        return "; ".join(parts)
+    report = quote(plan.report_file)
+    parts.append(f"rm -f -- {report}")
+    parts.append(f"{words}")
+    parts.append("rc=$?")
+    parts.append(
+        f"if [ -f {report} ]; then printf '\\n%s\\n' {quote(_REPORT_MARK + token)}; "
+        f"cat -- {report}; rm -f -- {report}; fi"
+    )
+    parts.append('exit "$rc"')
+    return "; ".join(parts)
+
+
+def split_report(stdout: str, token: str) -> tuple[str, str | None]:
+    """Separate the tool's own stdout from the report printed after the marker."""
+    mark = f"\n{_REPORT_MARK}{token}\n"
+    head, sep, tail = stdout.rpartition(mark)
+    if not sep:
+        return stdout, None
+    return head, tail
+
+
+async def execute(
+    plan: ToolPlan,
+    sandbox: object,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> ToolRun:
+    """Run `plan` in `sandbox` (a `sandlot.Sandbox`) and return the raw outcome."""
+    from ..sandbox import Sandbox
+
+    assert isinstance(sandbox, Sandbox)
+    token = uuid.uuid4().hex
+    result = await sandbox.exec(
+        shell_line(plan, token), cwd=plan.root, env=dict(env or {}), timeout=timeout
+    )
+    stdout, report = split_report(result.stdout, token)
+    return ToolRun(
+        plan=plan,
+        exit_code=result.exit_code,
+        stdout=stdout,
+        stderr=result.stderr,
+        report=report,
+        duration=result.duration,
+        timed_out=result.timed_out,
+        stdout_truncated=result.stdout_truncated,
+        stderr_truncated=result.stderr_truncated,
+    )
+
+
+def _missing_binary(run: ToolRun) -> str | None:
+    if run.exit_code != MISSING_EXIT:
+        return None
+    for line in run.stderr.splitlines():
+        if line.startswith(_MISSING_MARK):
+            return line[len(_MISSING_MARK) :].strip()
+    # A script (npm run lint, ...) that calls a program which is not installed.
+    match = _SHELL_NOT_FOUND.search(run.stderr)
+    return match.group(1) if match else None
+
+
+_WHAT = {"tests": "test results", "lint": "findings", "typecheck": "findings", "script": "a result"}
+
+
+def check_outcome(run: ToolRun, caller: str) -> None:
+    """Raise when the tool is missing, timed out or failed in itself; return when its exit code
+    means "ran cleanly" or "ran and found problems" (the detector's own codes)."""
+    plan = run.plan
+    binary = _missing_binary(run)
+    if binary is not None:
+        if plan.kind == "lint":
+            raise LinterNotInstalledError(f"linter not installed: {binary}", binary=binary)
+        raise VerifyToolMissingError(f"{caller}: {binary}: not found on PATH", binary=binary)
+    if run.timed_out:
+        raise VerifyToolFailedError(
+            f"{caller}: {plan.tool} timed out after {run.duration:.0f}s at {plan.root}: "
+            f"{plan.display}; raise the timeout or narrow the run",
+            command=plan.display,
+            exit_code=run.exit_code,
+            stderr=run.stderr or run.stdout,
+        )
+    if run.exit_code in plan.clean_codes or run.exit_code in plan.finding_codes:
+        return
+    if not plan.parsed and run.exit_code != 0:
+        # A custom script: any non-zero code is its verdict; the raw output says why.
+        return
+    raise VerifyToolFailedError(
+        f"{caller}: {plan.tool} failed (exit {run.exit_code}) instead of reporting "
+        f"{_WHAT[plan.kind]}, at {plan.root}: {plan.display}",
+        command=plan.display,
+        exit_code=run.exit_code,
+        stderr=run.stderr or run.stdout,
+    )
+
+
+def nothing_parsed(run: ToolRun, caller: str) -> VerifyToolFailedError:
+    """The error for "the exit code says problems exist, yet none could be read"."""
+    plan = run.plan
+    return VerifyToolFailedError(
+        f"{caller}: {plan.tool} exited {run.exit_code}, which means {_WHAT[plan.kind]} exist, "
+        f"but none could be read from its output ({plan.display} at {plan.root}); the tool "
+        "probably failed before running",
+        command=plan.display,
+        exit_code=run.exit_code,
+        stderr=run.stderr or run.stdout,
+    )

@@ -1,0 +1,72 @@
+"""Rust: Cargo.toml; `cargo test` (libtest text + JSON build messages), clippy and
+`cargo check` (JSON messages, with the real lint names such as `clippy::needless_return`)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .detector import Detector, Workspace
+from .findings import Finding, Language, TestFailure, TestReport
+from .parsers import cargo, libtest
+from .plan import ToolPlan, ToolRun
+
+# cargo: 101 is "the build or a test failed"; the JSON says which. Anything else is cargo's own
+# failure (bad manifest: also 101, but then no error diagnostic parses, which is caught).
+_CARGO_FAILED = [101]
+
+
+class RustDetector(Detector):
+    language: ClassVar[Language] = "rust"
+    markers: ClassVar[tuple[str, ...]] = ("Cargo.toml",)
+
+    async def test_plan(self, ws: Workspace) -> ToolPlan:
+        return self._test(ws, [])
+
+    def _test(self, ws: Workspace, names: list[str]) -> ToolPlan:
+        argv = ["cargo", "test", "--no-fail-fast", "--message-format=json"]
+        if names:
+            argv += ["--", "--exact", *names]
+        return ToolPlan(
+            kind="tests",
+            language="rust",
+            tool="cargo test",
+            runner="cargo-test",
+            binary="cargo",
+            argv=argv,
+            root=ws.root,
+            finding_codes=_CARGO_FAILED,
+        )
+
+    async def lint_plan(self, ws: Workspace) -> ToolPlan:
+        return ToolPlan(
+            kind="lint",
+            language="rust",
+            tool="cargo clippy",
+            binary="cargo-clippy",
+            argv=["cargo", "clippy", "--all-targets", "--message-format=json"],
+            root=ws.root,
+            finding_codes=_CARGO_FAILED,
+        )
+
+    async def typecheck_plan(self, ws: Workspace) -> ToolPlan:
+        return ToolPlan(
+            kind="typecheck",
+            language="rust",
+            tool="cargo check",
+            binary="cargo",
+            argv=["cargo", "check", "--all-targets", "--message-format=json"],
+            root=ws.root,
+            finding_codes=_CARGO_FAILED,
+        )
+
+    async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:
+        if any(f.kind == "build" for f in report.failures):
+            return self._test(ws, [])  # it did not compile: everything must run again
+        names = [f.selector for f in report.failures if f.selector]
+        return self._test(ws, list(dict.fromkeys(names)))
+
+    def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
+        return libtest.parse(run.stdout, root=run.plan.root)
+
+    def parse_findings(self, run: ToolRun) -> list[Finding]:
+        return cargo.parse(run.stdout, root=run.plan.root)

@@ -106,7 +106,7 @@ def _raw(run: ToolRun) -> dict[str, object]:
     }
 
 
-def test_report(detector: Detector, run: ToolRun, caller: str = "run_tests") -> TestReport:
+def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests") -> TestReport:
     """Judge and parse a finished test run. Pure: the recorded-output tests call it directly."""
     check_outcome(run, caller)
     plan = run.plan
@@ -124,7 +124,7 @@ def test_report(detector: Detector, run: ToolRun, caller: str = "run_tests") -> 
     )
 
 
-def findings_report(
+def build_findings_report(
     detector: Detector, run: ToolRun, caller: str
 ) -> LintReport | TypecheckReport:
     """Judge and parse a finished lint / typecheck run. Pure."""
@@ -161,7 +161,7 @@ async def run_tests(
     )
     plan = await detector.test_plan(ws)
     run = await execute(plan, sandbox, env=env, timeout=timeout)
-    report = test_report(detector, run, "run_tests")
+    report = build_test_report(detector, run, "run_tests")
     _LAST.setdefault(sandbox, {})[ws.root] = report
     return report
 
@@ -183,7 +183,7 @@ async def run_lint(
     )
     plan = await detector.lint_plan(ws)
     run = await execute(plan, sandbox, env=env, timeout=timeout)
-    report = findings_report(detector, run, "run_lint")
+    report = build_findings_report(detector, run, "run_lint")
     assert isinstance(report, LintReport)
     return report
 
@@ -205,7 +205,7 @@ async def run_typecheck(
     )
     plan = await detector.typecheck_plan(ws)
     run = await execute(plan, sandbox, env=env, timeout=timeout)
-    report = findings_report(detector, run, "run_typecheck")
+    report = build_findings_report(detector, run, "run_typecheck")
     assert isinstance(report, TypecheckReport)
     return report
 
@@ -265,7 +265,7 @@ async def run_failing_tests(
     )
     plan = await detector.rerun_plan(ws, report)
     run = await execute(plan, sandbox, env=env, timeout=timeout)
-    new = test_report(detector, run, "run_failing_tests")
+    new = build_test_report(detector, run, "run_failing_tests")
     _LAST.setdefault(sandbox, {})[ws.root] = new
     return new
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..findings import Finding, Severity
 from .paths import relative
 
 _SEVERITY: dict[str, Severity] = {"error": "error", "warning": "warning", "info": "info"}
+# A compile error golangci-lint wraps in a `typecheck` issue placed at line 1 of the file.
+_EMBEDDED = re.compile(r"^(\S+\.go):(\d+):(\d+): (.*)$", re.MULTILINE)
 
 
 def parse(stdout: str, *, root: str) -> list[Finding]:
@@ -18,6 +21,22 @@ def parse(stdout: str, *, root: str) -> list[Finding]:
     findings = []
     for issue in data.get("Issues") or []:
         pos = issue.get("Pos") or {}
+        text = str(issue.get("Text", ""))
+        embedded = _EMBEDDED.findall(text) if issue.get("FromLinter") == "typecheck" else []
+        if embedded:
+            # Report the compiler's own positions rather than the wrapper's "line 1".
+            for file, line, column, message in embedded:
+                findings.append(
+                    Finding(
+                        file=relative(file, root),
+                        line=int(line),
+                        column=int(column),
+                        rule="typecheck",
+                        message=message.strip(),
+                        tool="golangci-lint",
+                    )
+                )
+            continue
         severity = _SEVERITY.get(str(issue.get("Severity") or "").lower(), "error")
         findings.append(
             Finding(
@@ -26,7 +45,7 @@ def parse(stdout: str, *, root: str) -> list[Finding]:
                 column=pos.get("Column") or None,
                 rule=str(issue.get("FromLinter", "")),
                 severity=severity,
-                message=str(issue.get("Text", "")),
+                message=text,
                 tool="golangci-lint",
             )
         )

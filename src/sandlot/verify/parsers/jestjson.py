@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..findings import TestFailure
-from .junit import js_location
+from .junit import join_message, js_location
 from .paths import excerpt, first_line, relative
 
 _SKIPPED = {"pending", "skipped", "todo", "disabled"}
@@ -75,5 +75,4 @@ def assertion_message(text: str, limit: int = 500) -> str:
             break
         if line.strip():
             lines.append(line.strip())
-    message = "; ".join(lines) or first_line(text)
-    return message if len(message) <= limit else message[:limit] + "..."
+    return join_message(lines, limit) or first_line(text)

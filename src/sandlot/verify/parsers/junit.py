@@ -129,7 +129,7 @@ def parse_node(xml_text: str, *, root: str) -> tuple[int, int, int, list[TestFai
                 package=file or "",
                 file=file,
                 line=line,
-                message=first_line(problem.get("message") or text),
+                message=node_message(text) or first_line(problem.get("message") or ""),
                 output=excerpt(text),
                 selector=title,
             )
@@ -155,3 +155,41 @@ def js_location(stack: str, root: str, prefer: str | None = None) -> tuple[str |
     if candidates:
         return candidates[0]
     return None, None
+
+
+_NODE_CAUSE = re.compile(r"^\s*cause: (.*)$")
+_ERROR_CODE = re.compile(r" \[ERR_[A-Z_]+\]")
+
+
+def node_message(text: str, limit: int = 500) -> str:
+    """The assertion message of a node:test failure: the `cause:` lines before its stack.
+
+    (The JUnit `message` attribute squashes those lines together without separators.)
+    """
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        match = _NODE_CAUSE.match(line)
+        if not match:
+            continue
+        parts = [_ERROR_CODE.sub("", match.group(1).strip())]
+        for follow in lines[index + 1 :]:
+            stripped = follow.strip()
+            if stripped.startswith("at ") or stripped.endswith("{") or stripped.startswith("}"):
+                break
+            if stripped:
+                parts.append(stripped)
+        return join_message(parts, limit)
+    return ""
+
+
+def join_message(parts: list[str], limit: int = 500) -> str:
+    """Lines of an assertion message on one line: 'Expected: 2; Received: 8'."""
+    out = ""
+    for part in parts:
+        if not out:
+            out = part
+        elif out.endswith(":"):
+            out += " " + part
+        else:
+            out += "; " + part
+    return out if len(out) <= limit else out[:limit] + "..."

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Run the real verify tools on the fixture projects and record what they printed.
+
+Each recording (tests/fixtures/verify/recorded/<case>.json) is a `ToolRun`: the exact plan verify
+built (command, root, report file, exit-code rules) plus the raw stdout, stderr, exit code and
+report-file content. The parser tests replay these, so they never rely on hand-typed output.
+Re-record after a tool upgrade changes a format:
+
+    bash scripts/setup.d/40-verify-tools.sh
+    .venv/bin/python scripts/record-verify-fixtures.py [CASE ...]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import sandlot
+from sandlot.verify.detector import choose, detectors_for, probe
+from sandlot.verify.plan import ToolRun
+from sandlot.verify.runner import execute
+from sandlot.verify.tools import build_test_report
+from tests.verify.support import RECORDED, copy_fixture, tool_env
+
+
+@dataclass(frozen=True)
+class Case:
+    fixture: str
+    kinds: tuple[str, ...]
+    overlays: tuple[str, ...] = ()
+    language: str | None = None
+    suffix: str = ""
+
+    def name(self, kind: str) -> str:
+        parts = [self.fixture, *self.overlays]
+        return "+".join(parts) + (f"-{self.suffix}" if self.suffix else "") + f"-{kind}"
+
+
+CASES = [
+    Case("go", ("tests", "lint", "typecheck", "rerun")),
+    Case("go", ("tests", "lint", "typecheck"), overlays=("go-broken",)),
+    Case("rust", ("tests", "lint", "typecheck", "rerun")),
+    Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
+    Case("python", ("tests", "lint", "typecheck", "rerun")),
+    Case("python", ("lint",), overlays=("python-badconfig",)),
+    Case("node", ("tests", "lint", "typecheck", "rerun")),
+    Case("node", ("lint",), overlays=("node-badconfig",)),
+    Case("node-jest", ("tests", "rerun")),
+    Case("node-vitest", ("tests", "rerun")),
+    Case("polyglot", ("tests",), language="go", suffix="go"),
+    Case("polyglot", ("tests",), language="node", suffix="node"),
+]
+
+
+async def record(case: Case, only: set[str]) -> None:
+    wanted = [case.name(k) for k in case.kinds if not only or case.name(k) in only]
+    if not wanted:
+        return
+    async with sandlot.local(env=tool_env()).session() as sandbox:
+        root = await copy_fixture(sandbox, case.fixture, *case.overlays)
+        ws = await probe(sandbox, root)
+        detector = choose("record", ws, case.language, detectors_for(ws.files))
+        last: ToolRun | None = None
+        for kind in case.kinds:
+            if kind == "rerun":
+                assert last is not None, "rerun needs a tests run first"
+                plan = await detector.rerun_plan(ws, build_test_report(detector, last))
+            else:
+                plan = await getattr(detector, f"{'test' if kind == 'tests' else kind}_plan")(ws)
+            run = await execute(plan, sandbox)
+            if kind == "tests":
+                last = run
+            if case.name(kind) not in wanted:
+                continue
+            path = RECORDED / f"{case.name(kind)}.json"
+            path.write_text(json.dumps(run.model_dump(), indent=1, sort_keys=True) + "\n")
+            print(f"{path.relative_to(RECORDED.parents[3])}: exit {run.exit_code}, "
+                  f"{len(run.stdout)}+{len(run.stderr)} chars, {run.duration:.1f}s")
+
+
+async def main(argv: list[str]) -> None:
+    RECORDED.mkdir(parents=True, exist_ok=True)
+    only = set(argv)
+    for case in CASES:
+        await record(case, only)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+"""The parsers, judged on output recorded from the real tools (scripts/record-verify-fixtures.py).
+
+Each recording holds the exact plan verify ran and what the tool printed; replaying it through
+the same report builders the live tools use must give the fixtures' known results.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sandlot.errors import VerifyToolFailedError
+from sandlot.verify.detector import Detector, detectors_for
+from sandlot.verify.findings import LintReport, TestReport
+from sandlot.verify.plan import ToolRun
+from sandlot.verify.tools import build_findings_report, build_test_report
+from tests.verify import expected
+from tests.verify.support import RECORDED
+
+DETECTORS: dict[str, Detector] = {
+    d.language: d
+    for d in detectors_for(
+        frozenset({"go.mod", "Cargo.toml", "package.json", "pyproject.toml"})
+    )
+}
+
+
+def load(name: str) -> ToolRun:
+    path = RECORDED / f"{name}.json"
+    return ToolRun.model_validate(json.loads(path.read_text()))
+
+
+def replay_tests(name: str) -> TestReport:
+    run = load(name)
+    return build_test_report(DETECTORS[run.plan.language], run)
+
+
+def replay_findings(name: str) -> LintReport:
+    run = load(name)
+    return build_findings_report(DETECTORS[run.plan.language], run, f"run_{run.plan.kind}")
+
+
+@pytest.mark.parametrize("case", sorted(expected.TESTS))
+def test_test_reports(case: str) -> None:
+    report = replay_tests(f"{case}-tests")
+    expected.assert_tests(case, report)
+    # Every failure of a test that ran can be selected again by its runner.
+    assert all(f.selector for f in report.failures if f.kind == "test")
+
+
+@pytest.mark.parametrize("case", sorted(expected.RERUN_COUNTS))
+def test_rerun_reports(case: str) -> None:
+    report = replay_tests(f"{case}-rerun")
+    assert (report.passed, report.failed, report.skipped) == expected.RERUN_COUNTS[case]
+    assert sorted(expected.failure_rows(report), key=str) == sorted(
+        expected.TESTS[case][1], key=str
+    )
+
+
+@pytest.mark.parametrize("case", sorted(expected.LINT))
+def test_lint_reports(case: str) -> None:
+    expected.assert_findings("lint", case, replay_findings(f"{case}-lint"))
+
+
+@pytest.mark.parametrize("case", sorted(expected.TYPECHECK))
+def test_typecheck_reports(case: str) -> None:
+    expected.assert_findings("typecheck", case, replay_findings(f"{case}-typecheck"))
+
+
+def test_build_failures_are_marked_as_such() -> None:
+    go = replay_tests("go+go-broken-tests")
+    build = [f for f in go.failures if f.kind == "build"]
+    assert [f.package for f in build] == ["example.com/verifyfixture/broken"]
+    assert "cannot use \"three\"" in build[0].message
+    rust = replay_tests("rust+rust-broken-tests")
+    assert [f.kind for f in rust.failures] == ["build"]
+    assert rust.failures[0].message == "E0308: mismatched types"
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("python+python-badconfig-lint", "Failed to parse"),
+        ("node+node-badconfig-lint", "broken eslint config"),
+    ],
+)
+def test_a_crashed_linter_raises_with_its_stderr(name: str, needle: str) -> None:
+    run = load(name)
+    assert run.exit_code == 2
+    with pytest.raises(VerifyToolFailedError) as caught:
+        replay_findings(name)
+    assert "failed (exit 2) instead of reporting findings" in str(caught.value)
+    assert needle in caught.value.stderr or needle in str(caught.value)
+    assert caught.value.exit_code == 2
+
+
+def test_finding_exit_code_with_nothing_parsed_is_a_failure_not_a_clean_report() -> None:
+    # The exit code says "findings", but the output holds none: the tool did not do its job.
+    run = load("python-lint").model_copy(update={"stdout": "[]"})
+    with pytest.raises(VerifyToolFailedError, match="none could be read"):
+        build_findings_report(DETECTORS["python"], run, "run_lint")
+    tests = load("go-tests").model_copy(update={"stdout": ""})
+    with pytest.raises(VerifyToolFailedError, match="none could be read"):
+        build_test_report(DETECTORS["go"], tests)
+
+
+def test_missing_report_file_is_a_failure() -> None:
+    run = load("node-jest-tests").model_copy(update={"report": None})
+    with pytest.raises(VerifyToolFailedError, match="none could be read"):
+        build_test_report(DETECTORS["node"], run)
+
+
+def test_unexpected_exit_code_is_a_failure() -> None:
+    run = load("go-lint").model_copy(update={"exit_code": 3})
+    with pytest.raises(VerifyToolFailedError, match=r"golangci-lint failed \(exit 3\)"):
+        build_findings_report(DETECTORS["go"], run, "run_lint")
+
+
+def test_reports_are_json_and_keep_raw_output() -> None:
+    report = replay_tests("go-tests")
+    data = json.loads(report.model_dump_json())
+    assert data["ok"] is False
+    assert data["failures"][0]["file"] == "calc/calc_test.go"
+    assert '"Action":"run"' in data["stdout"]
+    lint = replay_findings("rust-lint")
+    assert lint.warning_count == 2 and lint.error_count == 0
+    assert json.loads(lint.model_dump_json())["ok"] is False
+
+
+def test_every_recording_is_used() -> None:
+    used = {f"{c}-tests" for c in expected.TESTS}
+    used |= {f"{c}-rerun" for c in expected.RERUN_COUNTS}
+    used |= {f"{c}-lint" for c in expected.LINT}
+    used |= {f"{c}-typecheck" for c in expected.TYPECHECK}
+    used |= {"python+python-badconfig-lint", "node+node-badconfig-lint"}
+    assert {p.stem for p in RECORDED.glob("*.json")} == used

@@ -23,6 +23,7 @@ from .core import Measurement, Unavailable, format_table
 #: suite name -> module with `async def run(quick: bool) -> list[Measurement]`.
 SUITES: dict[str, str] = {
     "local": "bench.local_bench",
+    "fake_coder": "bench.fake_coder_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

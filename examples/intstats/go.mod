@@ -1,0 +1,3 @@
+module example.com/intstats
+
+go 1.22

@@ -155,3 +155,16 @@ async def test_dropped_connection_is_a_connection_loss(coder: Coder, tmp_path: P
     assert not marker.exists()  # the command died with the connection
     async with coder.connect("drop") as conn:  # the next connection works (times=1)
         assert (await conn.run("echo BOOM", check=True)).stdout == "BOOM\n"
+
+
+async def test_large_streams_both_ways(coder: Coder) -> None:
+    coder.create("bulk")
+    coder.wait_ready("bulk")
+    size = 8 << 20
+    async with coder.connect("bulk") as conn:
+        out = await conn.run(f"head -c {size} /dev/zero", encoding=None, check=True)
+        assert len(out.stdout) == size
+        counted = await conn.run("wc -c", input=b"y" * size, encoding=None, check=True)
+        assert int(counted.stdout) == size
+        many = await asyncio.gather(*(conn.run(f"echo {i}") for i in range(16)))
+        assert [r.stdout for r in many] == [f"{i}\n" for i in range(16)]

@@ -343,3 +343,15 @@ def test_concurrent_creates_keep_the_state_consistent(coder: Coder) -> None:
         results = list(pool.map(lambda n: coder.run("create", n, "-t", "docker", "--yes"), names))
     assert [r.code for r in results] == [0] * len(names)
     assert sorted(ws["name"] for ws in coder.list_json()) == names
+
+
+def test_workspaces_of_other_owners(coder: Coder) -> None:
+    coder.deployment.add_user("alice")
+    coder.create("alice/hers")
+    coder.create("mine")
+    assert [ws["name"] for ws in coder.list_json()] == ["mine"]  # --search owner:me
+    (hers,) = coder.list_json("--search", "owner:alice")
+    assert (hers["owner_name"], hers["name"]) == ("alice", "hers")
+    assert sorted(ws["name"] for ws in coder.list_json("-a")) == ["hers", "mine"]
+    assert coder.run("stop", "hers", "--yes").code == 1  # a bare name means "mine"
+    coder.ok("stop", "alice/hers", "--yes")

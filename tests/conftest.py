@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 
 import pytest
@@ -13,6 +13,17 @@ from tests import backends
 def anyio_backend() -> str:
     # asyncssh needs asyncio; every async test and fixture shares one loop per session.
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_docker_engine() -> Iterator[None]:
+    """Stop the private Docker engine (if a test started it) once everything else closed;
+    any sandlot container still there then is a leak, and fails the run."""
+    yield
+    from tests import docker_engine
+
+    leftovers = docker_engine.shutdown_shared()
+    assert not leftovers, f"sandlot containers left behind after the session: {leftovers}"
 
 
 @pytest.fixture(scope="session", params=backends.selected())

@@ -9,6 +9,7 @@ directories -- behind one async interface.
 Blocking scripts use `sandlot.sync.session(provider)` instead.
 """
 
+from .backends.docker import DockerMount, DockerOptions, DockerProvider, docker
 from .backends.local import LocalOptions, LocalProvider, local
 from .config import ProviderConfig, parse_config, provider_from_config, provider_from_env
 from .errors import (
@@ -20,6 +21,7 @@ from .errors import (
     ConfigurationError,
     ConnectionLostError,
     HostPathNotFoundError,
+    ImageNotFoundError,
     InvalidEnvError,
     InvalidPathError,
     ProviderError,
@@ -44,8 +46,12 @@ __all__ = [
     "CommandTimedOut",
     "ConfigurationError",
     "ConnectionLostError",
+    "DockerMount",
+    "DockerOptions",
+    "DockerProvider",
     "ExecResult",
     "HostPathNotFoundError",
+    "ImageNotFoundError",
     "InvalidEnvError",
     "InvalidPathError",
     "IsolatedSandboxProvider",
@@ -64,6 +70,7 @@ __all__ = [
     "ToolNotFoundError",
     "TransferError",
     "UnknownModeError",
+    "docker",
     "local",
     "parse_config",
     "provider_from_config",

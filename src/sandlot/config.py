@@ -11,11 +11,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from .backends.docker.options import DockerOptions
 from .backends.local import LocalOptions
 from .errors import ConfigurationError
 from .provider import IsolatedSandboxProvider
 
-ProviderConfig = Annotated[LocalOptions, Field(discriminator="type")]
+ProviderConfig = Annotated[LocalOptions | DockerOptions, Field(discriminator="type")]
 
 _ADAPTER: TypeAdapter[ProviderConfig] = TypeAdapter(ProviderConfig)
 

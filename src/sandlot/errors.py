@@ -166,6 +166,10 @@ class SandboxStartError(ProviderError):
     """The sandbox could not be created or started."""
 
 
+class ImageNotFoundError(SandboxStartError):
+    """The image a sandbox needs is not available to the engine (not local, not pullable)."""
+
+
 class CleanupError(ProviderError):
     """Applying `on_close` failed; the message names what may be left behind."""
 

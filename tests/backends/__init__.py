@@ -20,6 +20,7 @@ from types import ModuleType
 REGISTRY: dict[str, str] = {
     "local": "tests.backends.local",
     "local-bwrap": "tests.backends.local_bwrap",
+    "docker": "tests.backends.docker",
 }
 
 

@@ -55,11 +55,23 @@ async def test_session_closes_on_error(provider: IsolatedSandboxProvider) -> Non
 
 
 async def test_session_closes_on_cancellation(provider: IsolatedSandboxProvider) -> None:
+    # Cancel once the session exists and its command runs: creating a sandbox may take a
+    # while on some backends (a container, a workspace), and that is not what this checks.
     seen: list[Sandbox] = []
-    with anyio.move_on_after(1):
+    inside = anyio.Event()
+
+    async def body() -> None:
         async with provider.session() as sandbox:
             seen.append(sandbox)
+            inside.set()
             await sandbox.exec("sleep 300")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(body)
+        with anyio.fail_after(120):
+            await inside.wait()
+        await anyio.sleep(0.5)
+        group.cancel_scope.cancel()
     assert seen and seen[0].closed
 
 

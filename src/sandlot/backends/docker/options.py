@@ -1,0 +1,163 @@
+"""Options of the docker backend (pydantic; part of `sandlot.config.ProviderConfig`).
+
+Kept free of subprocess and provider imports so `sandlot.config` can load it cheaply.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from .provider import DockerProvider
+
+OnClose = Literal["delete", "stop", "leave"]
+
+_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
+_MEMORY = re.compile(r"[0-9]+[bkmgBKMG]?\Z")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class DockerMount(BaseModel):
+    """A host directory or file bind-mounted into the container."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    """Absolute host path; it must exist when the sandbox is created."""
+    target: str
+    """Absolute path inside the container."""
+    read_only: bool = True
+    """Mounted read-only unless set to False: a sandbox writes to the host only when asked."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        # "host:container[:ro|rw]", the short form the docker CLI users know.
+        if isinstance(value, str):
+            parts = value.split(":")
+            if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("ro", "rw")):
+                raise ValueError(
+                    f"mount {value!r} must be 'HOST:CONTAINER' or 'HOST:CONTAINER:ro|rw'"
+                )
+            mode = parts[2] if len(parts) == 3 else "ro"
+            return {"source": parts[0], "target": parts[1], "read_only": mode == "ro"}
+        return value
+
+    @field_validator("source", "target")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"mount paths must be absolute, got {value!r}")
+        if "," in value or "\0" in value:
+            raise ValueError(f"mount path {value!r} must not contain ',' or NUL")
+        return value
+
+
+class DockerOptions(BaseModel):
+    """Options of the docker backend: one container per sandbox, driven by the docker CLI."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["docker"] = "docker"
+    image: str | None = None
+    """Image to run (must exist locally or be pullable by the engine). Required unless `attach`."""
+    on_close: OnClose
+    """What close() does to the container: `delete` (docker rm -f), `stop` (docker stop; it
+    can be started again), or `leave` it running. Required: there is no safe default."""
+    attach: str | None = None
+    """Name or id of an existing container to use instead of creating one (it is started if
+    stopped). `on_close` then applies to THAT container."""
+    name: str | None = None
+    """Container name; default `sandlot-<8 hex>`."""
+    workdir: str = "/workspace"
+    """The sandbox's worktree inside the container (created if missing)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment of the container (every command inherits it)."""
+    mounts: list[DockerMount] = Field(default_factory=list)
+    """Bind mounts: {source, target, read_only} or 'HOST:CONTAINER[:ro|rw]' (read-only default)."""
+    user: str | None = None
+    """User commands run as (`name`, `uid` or `uid:gid`); default: the image's user. Also
+    applies to the commands in an attached container."""
+    network: str = "none"
+    """Docker network mode; `none` (default) gives the sandbox no network at all."""
+    memory: str | None = None
+    """Memory limit, e.g. `512m` or `2g`."""
+    cpus: float | None = Field(default=None, gt=0)
+    """CPU limit, e.g. 1.5."""
+    pids_limit: int | None = Field(default=None, gt=0)
+    """Maximum number of processes in the container."""
+    docker_host: str | None = None
+    """Engine address (`unix:///path/docker.sock`, `tcp://...`); default: the client's own."""
+    context: str | None = None
+    """Docker CLI context to use instead of `docker_host`."""
+    docker_binary: str = "docker"
+    """The docker client program (a name on PATH or a path)."""
+    pull: Literal["never", "missing"] = "never"
+    """`never` (default): the image must already be in the engine's local store, so creating a
+    sandbox never reaches a registry; `missing`: let the engine pull it when absent."""
+    init: bool = True
+    """Run docker's init (tini) as PID 1, so killed commands' orphans are reaped."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str | None) -> str | None:
+        if value is not None and not _NAME.match(value):
+            raise ValueError(f"container name {value!r} must match [a-zA-Z0-9][a-zA-Z0-9_.-]*")
+        return value
+
+    @field_validator("workdir")
+    @classmethod
+    def _check_workdir(cls, value: str) -> str:
+        if not value.startswith("/") or "\0" in value:
+            raise ValueError(f"workdir must be an absolute path inside the container: {value!r}")
+        return value
+
+    @field_validator("memory")
+    @classmethod
+    def _check_memory(cls, value: str | None) -> str | None:
+        if value is not None and not _MEMORY.match(value):
+            raise ValueError(f"memory must look like 512m or 2g, got {value!r}")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _check_env(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, item in value.items():
+            if not _ENV_NAME.match(key):
+                raise ValueError(f"invalid environment variable name {key!r}")
+            if "\0" in item:
+                raise ValueError(f"environment variable {key} contains a NUL byte")
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DockerOptions:
+        if (self.image is None) == (self.attach is None):
+            raise ValueError(
+                "give exactly one of `image` (create a container) or `attach` (use an existing "
+                "one by name or id)"
+            )
+        if self.docker_host is not None and self.context is not None:
+            raise ValueError("give `docker_host` or `context`, not both")
+        if self.attach is not None:
+            # Creation options would be silently ignored on an existing container.
+            ignored = [
+                f
+                for f in ("name", "memory", "cpus", "pids_limit")
+                if getattr(self, f) is not None
+            ] + [f for f in ("env", "mounts") if getattr(self, f)]
+            if self.network != "none":
+                ignored.append("network")
+            if ignored:
+                raise ValueError(
+                    f"{', '.join(ignored)} only apply when creating a container; they cannot "
+                    "change an attached one"
+                )
+        return self
+
+    def build(self) -> DockerProvider:
+        from .provider import DockerProvider
+
+        return DockerProvider(self)

@@ -1,0 +1,317 @@
+"""A sandbox that is one Docker container; each command is one `docker exec`.
+
+Killing the `docker exec` client does not stop the process inside the container, so every
+command announces its pid first (`SpawnSpec.shell_line(announce_pid=True)`). `docker exec`
+starts each process as the leader of a new session (runc calls setsid), so that pid is also the
+command's process group, and a timeout or kill runs `kill -KILL -<pid>` inside the container:
+the whole tree goes, not just the client.
+
+Environment values travel as `-e NAME` flags whose values the client takes from its own
+environment, so they never appear on a host command line; only names the client itself reads
+(DOCKER_*, HOME, PATH, proxies...) are exported by the shell line instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterable
+from typing import BinaryIO
+
+from ... import _shell
+from ...errors import CleanupError, ProviderError, SandboxGoneError
+from ...sandbox import RunningCommand, Sandbox, SpawnSpec
+from .cli import PROVIDER, DockerCLI
+from .options import DockerOptions, OnClose
+
+CHUNK = 64 << 10
+#: After a kill, how long to wait for the client to notice before ending it ourselves.
+DRAIN_AFTER_KILL = 5.0
+#: How long a kill waits for a just-started command to announce its pid.
+ANNOUNCE_WAIT = 3.0
+#: Bytes of client error text kept when a command never started.
+_CLIENT_ERR_LIMIT = 16 << 10
+
+# Variables the docker client reads itself: passing them through its environment would change
+# which engine or configuration the client uses, so these are exported inside instead.
+_CLIENT_OWN = re.compile(
+    r"(DOCKER_.*|HOME|PATH|TMPDIR|XDG_.*|SSH_AUTH_SOCK|(?i:(http|https|no|all)_proxy))\Z"
+)
+
+# The client's own last words when it (not the command) failed mid-way.
+_CLIENT_FAILURE = re.compile(
+    rb"(Error response from daemon|error during connect|Cannot connect to the Docker daemon"
+    rb"|unexpected EOF)[^\n]*\n?\Z"
+)
+
+
+def split_env(env: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(variables passed as `-e NAME` through the client's environment, variables exported)."""
+    passed = {k: v for k, v in env.items() if not _CLIENT_OWN.match(k)}
+    exported = {k: v for k, v in env.items() if k not in passed}
+    return passed, exported
+
+
+class DockerCommand(RunningCommand):
+    """One `docker exec` client process and the command it runs inside the container."""
+
+    def __init__(
+        self, sandbox: DockerSandbox, proc: asyncio.subprocess.Process, spec: SpawnSpec
+    ) -> None:
+        self._sandbox = sandbox
+        self._proc = proc
+        self._spec = spec
+        self.pid: int | None = None
+        self._announced = asyncio.Event()
+        self._head = bytearray()  # stderr before the pid line is complete
+        self._client_err: bytearray | None = None  # set when the command never started
+        self._killed = False
+        self._tasks = [
+            asyncio.ensure_future(self._pump_out()),
+            asyncio.ensure_future(self._pump_err()),
+        ]
+        self._tail = bytearray()  # last bytes of stderr, to spot a client failure at the end
+        if proc.stdin is not None:
+            self._tasks.append(asyncio.ensure_future(self._feed(proc.stdin, spec.stdin)))
+        self._done = asyncio.ensure_future(self._finish())
+
+    # ---- streams ------------------------------------------------------------------------
+
+    async def _pump_out(self) -> None:
+        assert self._proc.stdout is not None
+        while chunk := await self._proc.stdout.read(CHUNK):
+            await self._spec.stdout(chunk)
+
+    async def _pump_err(self) -> None:
+        assert self._proc.stderr is not None
+        while chunk := await self._proc.stderr.read(CHUNK):
+            if self._client_err is not None:
+                if len(self._client_err) < _CLIENT_ERR_LIMIT:
+                    self._client_err += chunk
+                continue
+            if self.pid is None:
+                chunk = self._take_announcement(chunk)
+                if not chunk:
+                    continue
+            self._tail = (self._tail + chunk)[-512:]
+            await self._spec.stderr(chunk)
+
+    def _take_announcement(self, chunk: bytes) -> bytes:
+        """Strip the pid line; return what follows it (or b"" while it is incomplete)."""
+        self._head += chunk
+        marker = _shell.PID_MARKER
+        n = min(len(self._head), len(marker))
+        if self._head[:n] != marker[:n]:
+            # The client failed before the shell ran: what it said is about docker.
+            self._client_err = self._head
+            return b""
+        line, sep, rest = bytes(self._head).partition(b"\n")
+        if not sep:
+            return b""
+        self.pid = int(line[len(marker) :])
+        self._announced.set()
+        return rest
+
+    @staticmethod
+    async def _feed(
+        writer: asyncio.StreamWriter, source: bytes | AsyncIterable[bytes] | None
+    ) -> None:
+        try:
+            if isinstance(source, bytes):
+                writer.write(source)
+                await writer.drain()
+            elif source is not None:
+                async for chunk in source:
+                    writer.write(chunk)
+                    await writer.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the command stopped reading: not an error of ours
+        finally:
+            writer.close()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                await writer.wait_closed()
+
+    # ---- ending ---------------------------------------------------------------------------
+
+    async def _finish(self) -> int:
+        code = await self._proc.wait()
+        try:
+            await asyncio.gather(*self._tasks)
+        except asyncio.CancelledError:
+            if not self._killed:
+                raise
+        self._announced.set()  # nobody waits for a pid that will never come
+        if self.pid is None and not self._killed:
+            text = bytes(self._client_err or self._head).decode(errors="replace")
+            raise self._sandbox.cli.error(
+                text,
+                what=f"docker exec {self._spec.display!r}",
+                container=self._sandbox.name,
+                fallback=ProviderError,
+            )
+        if code != 0 and not self._killed and (code >= 126 or _CLIENT_FAILURE.search(self._tail)):
+            # Exit codes the client uses for its own failures, and signals: was it the
+            # command, or did the container (or the engine) go away under it?
+            await self._sandbox.ensure_running(f"docker exec {self._spec.display!r}")
+        return code
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._done)
+
+    async def kill(self) -> None:
+        self._killed = True
+        if self._done.done():
+            return
+        if self.pid is None:
+            waiter = asyncio.ensure_future(self._announced.wait())
+            await asyncio.wait([waiter, self._done], timeout=ANNOUNCE_WAIT,
+                               return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+        if self.pid is not None and not self._done.done():
+            with contextlib.suppress(Exception):
+                await self._sandbox.kill_group(self.pid)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._done), DRAIN_AFTER_KILL)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._done), DRAIN_AFTER_KILL)
+            except TimeoutError:
+                for task in self._tasks:
+                    task.cancel()
+            except Exception:
+                pass  # reported by wait()
+        except Exception:
+            pass  # reported by wait()
+
+
+class DockerSandbox(Sandbox):
+    """A running container with a worktree; commands are `docker exec` calls."""
+
+    def __init__(
+        self,
+        cli: DockerCLI,
+        *,
+        container_id: str,
+        name: str,
+        options: DockerOptions,
+        on_close: OnClose,
+    ) -> None:
+        super().__init__(provider=PROVIDER, worktree=options.workdir, name=name)
+        self.cli = cli
+        self.container_id = container_id
+        self.options = options
+        self.on_close: OnClose = on_close
+
+    def _exec_argv(
+        self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,
+        tty: bool, announce: bool,
+    ) -> tuple[list[str], dict[str, str]]:
+        passed, exported = split_env(env)
+        line = _shell.render(argv, cwd=cwd, env=exported, sudo=sudo, announce_pid=announce)
+        flags: list[str] = []
+        if interactive:
+            flags.append("-i")
+        if tty:
+            flags.append("-t")
+        if self.options.user:
+            flags += ["-u", self.options.user]
+        for key in passed:
+            flags += ["-e", key]
+        client_env = {**self.cli.env, **passed}
+        return self.cli.argv("exec", *flags, self.container_id, "sh", "-c", line), client_env
+
+    async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
+        cmd, env = self._exec_argv(
+            spec.argv, cwd=spec.cwd, env=spec.env, sudo=spec.sudo,
+            interactive=spec.stdin is not None, tty=False, announce=True,
+        )  # fmt: skip
+        proc = await asyncio.create_subprocess_exec(
+            *cmd,
+            stdin=asyncio.subprocess.PIPE if spec.stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # a Ctrl-C meant for the caller is not the client's
+        )
+        return DockerCommand(self, proc, spec)
+
+    async def _interactive(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        tty: bool,
+    ) -> int:
+        from ..local import _run_piped, _run_with_pty
+
+        cmd, client_env = self._exec_argv(
+            argv, cwd=cwd, env=env, sudo=False, interactive=True, tty=tty, announce=False
+        )
+        if tty:
+            # `docker exec -t` insists on a terminal as its stdin: give it a local PTY.
+            return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
+        return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
+
+    async def kill_group(self, pid: int) -> None:
+        """SIGKILL the process group `pid` inside the container (as root: sudo'd commands too)."""
+        await self.cli.run(
+            "exec", "-u", "0", self.container_id, "sh", "-c", 'kill -KILL -"$1"', "sh", str(pid),
+            timeout=30,
+        )  # fmt: skip
+
+    async def ensure_running(self, what: str) -> None:
+        """Raise `SandboxGoneError` / `BackendUnavailableError` unless the container runs."""
+        done = await self.cli.run(
+            "container", "inspect", "--format", "{{.State.Running}}", self.container_id,
+            timeout=30,
+        )  # fmt: skip
+        if done.code != 0:
+            raise self.cli.error(
+                done.stderr or "no such container", what=what, container=self.name,
+                fallback=SandboxGoneError,
+            )  # fmt: skip
+        if done.stdout.strip() != "true":
+            raise SandboxGoneError(
+                f"{what}: container {self.name!r} stopped while the command ran (killed or "
+                "stopped from outside); create a new sandbox",
+                provider=PROVIDER, sandbox=self.name,
+            )  # fmt: skip
+
+    async def _close(self) -> None:
+        await apply_on_close(self.cli, self.container_id, self.name, self.on_close)
+
+
+async def apply_on_close(cli: DockerCLI, container: str, name: str, policy: OnClose) -> None:
+    """Delete, stop or leave the container; a container already gone counts as done."""
+    if policy == "leave":
+        return
+    if policy == "delete":
+        args = ["rm", "-f", "-v", container]
+    else:
+        args = ["stop", "--time", "5", container]
+    try:
+        done = await cli.run(*args, timeout=120)
+    except Exception as exc:
+        raise CleanupError(
+            f"on_close={policy}: could not run docker for container {name!r}: {exc}; remove it "
+            "later with `sandlot gc`",
+            provider=PROVIDER, sandbox=name,
+        ) from exc  # fmt: skip
+    if done.code == 0 or "no such container" in done.stderr.lower():
+        return
+    if policy == "stop" and cli.is_gone(done.stderr):
+        return
+    reach = "; the engine is unreachable" if cli.is_unreachable(done.stderr) else ""
+    raise CleanupError(
+        f"on_close={policy}: `docker {' '.join(args[:-1])}` failed for container {name!r}"
+        f"{reach}: {done.stderr.strip()}. It is labelled sandlot.managed: `sandlot gc` removes "
+        "it once the engine answers",
+        provider=PROVIDER, sandbox=name,
+    )  # fmt: skip

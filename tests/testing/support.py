@@ -110,8 +110,8 @@ class Coder:
                 await proxy.wait()
 
 
-def make_coder(root: Path, bin_dir: Path) -> Coder:
-    deployment = FakeCoderDeployment(root)
+def make_coder(root: Path, bin_dir: Path, username: str = "testuser") -> Coder:
+    deployment = FakeCoderDeployment(root, username=username)
     exe = deployment.install(bin_dir)
     env = {**os.environ, **deployment.env()}
     return Coder(deployment, exe, env)

@@ -9,12 +9,21 @@ directories -- behind one async interface.
 Blocking scripts use `sandlot.sync.session(provider)` instead.
 """
 
+from .backends.coder import CoderAttachOptions, CoderCreateOptions, coder
 from .backends.docker import DockerMount, DockerOptions, DockerProvider, docker
 from .backends.local import LocalOptions, LocalProvider, local
 from .config import ProviderConfig, parse_config, provider_from_config, provider_from_env
 from .errors import (
     BackendUnavailableError,
     CleanupError,
+    CoderAgentError,
+    CoderAgentSelectionError,
+    CoderBuildFailedError,
+    CoderCLIError,
+    CoderCLINotFoundError,
+    CoderNotLoggedInError,
+    CoderUnreachableError,
+    CoderWorkspaceNotFoundError,
     CommandError,
     CommandFailed,
     CommandTimedOut,
@@ -41,6 +50,16 @@ from .sandbox import ExecResult, Process, Sandbox
 __all__ = [
     "BackendUnavailableError",
     "CleanupError",
+    "CoderAgentError",
+    "CoderAgentSelectionError",
+    "CoderAttachOptions",
+    "CoderBuildFailedError",
+    "CoderCLIError",
+    "CoderCLINotFoundError",
+    "CoderCreateOptions",
+    "CoderNotLoggedInError",
+    "CoderUnreachableError",
+    "CoderWorkspaceNotFoundError",
     "CommandError",
     "CommandFailed",
     "CommandTimedOut",
@@ -70,6 +89,7 @@ __all__ = [
     "ToolNotFoundError",
     "TransferError",
     "UnknownModeError",
+    "coder",
     "docker",
     "local",
     "parse_config",

@@ -11,12 +11,15 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from .backends.coder import CoderOptions
 from .backends.docker.options import DockerOptions
 from .backends.local import LocalOptions
 from .errors import ConfigurationError
 from .provider import IsolatedSandboxProvider
 
-ProviderConfig = Annotated[LocalOptions | DockerOptions, Field(discriminator="type")]
+ProviderConfig = Annotated[
+    LocalOptions | DockerOptions | CoderOptions, Field(discriminator="type")
+]
 
 _ADAPTER: TypeAdapter[ProviderConfig] = TypeAdapter(ProviderConfig)
 

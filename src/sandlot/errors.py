@@ -233,3 +233,97 @@ class VerifyToolFailedError(VerifyError):
 
 class NoTestRunError(VerifyError):
     """`last_test_failures` / `run_failing_tests` found no earlier report to work from."""
+
+
+# --- The coder backend (sandlot.coder). Each is a subclass of the generic kind above, so code
+# that only knows the generic kinds still catches them. ---
+
+
+class CoderCLINotFoundError(ToolNotFoundError):
+    """The `coder` CLI is not installed (or `coder_binary` points nowhere)."""
+
+
+class CoderNotLoggedInError(ProviderError):
+    """The `coder` CLI has no valid session: not logged in, or the token was rejected."""
+
+
+class CoderUnreachableError(BackendUnavailableError):
+    """The Coder deployment URL is malformed or the server cannot be reached."""
+
+
+class CoderCLIError(ProviderError):
+    """A `coder` command failed in a way no more specific error describes.
+
+    `argv` is the command (never holding a secret: tokens travel in the environment),
+    `exit_code` its status and `stderr` the tail of what it printed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: list[str] | None = None,
+        exit_code: int | None = None,
+        stderr: str = "",
+        provider: str = "coder",
+        sandbox: str = "",
+    ) -> None:
+        self.argv = [redact(a) for a in (argv or [])]
+        self.exit_code = exit_code
+        self.stderr = _tail(stderr)
+        detail = f"\nstderr (tail):\n{self.stderr}" if self.stderr else ""
+        super().__init__(f"{message}{detail}", provider=provider, sandbox=sandbox)
+
+
+class CoderWorkspaceNotFoundError(CoderCLIError, SandboxStartError):
+    """The workspace to attach to does not exist, or this user cannot see it."""
+
+
+class CoderBuildFailedError(CoderCLIError, SandboxStartError):
+    """A workspace build (create, start) failed; `job_error` holds the provisioner's reason."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        job_error: str = "",
+        argv: list[str] | None = None,
+        exit_code: int | None = None,
+        stderr: str = "",
+        sandbox: str = "",
+    ) -> None:
+        self.job_error = redact(job_error)
+        super().__init__(message, argv=argv, exit_code=exit_code, stderr=stderr, sandbox=sandbox)
+
+
+class CoderAgentError(SandboxStartError):
+    """The chosen workspace agent failed to start, is shutting down, or never became ready.
+
+    `agent` is its name, `status` / `lifecycle_state` what `coder list` last reported.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str = "",
+        status: str = "",
+        lifecycle_state: str = "",
+        provider: str = "coder",
+        sandbox: str = "",
+    ) -> None:
+        self.agent = agent
+        self.status = status
+        self.lifecycle_state = lifecycle_state
+        super().__init__(message, provider=provider, sandbox=sandbox)
+
+
+class CoderAgentSelectionError(ConfigurationError):
+    """The workspace has several agents and none (or an unknown one) was named.
+
+    `available` lists the agent names the workspace has.
+    """
+
+    def __init__(self, message: str, *, available: list[str]) -> None:
+        self.available = list(available)
+        super().__init__(message)

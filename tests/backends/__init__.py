@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "local": "tests.backends.local",
     "local-bwrap": "tests.backends.local_bwrap",
     "docker": "tests.backends.docker",
+    "coder": "tests.backends.coder",
 }
 
 

@@ -1,0 +1,676 @@
+"""The coder backend's flows: preflight, create or attach, wait for the agent, connect, close.
+
+    whoami preflight -> `coder create` (or resolve + `coder start`) -> poll `coder list` until
+    the agent is connected and ready -> SSH round trip until it answers (tenacity) -> keep that
+    ONE connection; every command is a channel on it -> close(): `on_close`, exactly.
+
+Whatever fails (or is cancelled) after sandlot created a workspace leaves it as `on_close`
+says before the error propagates; a workspace sandlot only attached to is put back as it was
+found (stopped again if sandlot started it), never deleted because of a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import posixpath
+import time
+from dataclasses import dataclass
+from typing import BinaryIO, Literal
+
+import anyio
+from tenacity import (
+    AsyncRetrying,
+    RetryError,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential,
+)
+
+from ... import _shell
+from ...errors import (
+    CleanupError,
+    CoderAgentError,
+    CoderAgentSelectionError,
+    CoderBuildFailedError,
+    CoderCLIError,
+    CoderNotLoggedInError,
+    CoderWorkspaceNotFoundError,
+    ConnectionLostError,
+    HostPathNotFoundError,
+    ProviderError,
+    SandboxStartError,
+    join_errors,
+)
+from ...provider import IsolatedSandboxProvider
+from ...sandbox import RunningCommand, Sandbox, SpawnSpec
+from ...ssh import ProxyCommand, SSHConnectError, SSHConnection, SSHOptions
+from .cli import CoderCLI, last_error_line
+from .models import (
+    AGENT_CONNECTED,
+    BUILD_RUNNING,
+    LIFECYCLE_READY,
+    LIFECYCLE_SHUTTING_DOWN,
+    LIFECYCLE_START_ERROR,
+    LIFECYCLE_START_TIMEOUT,
+    Agent,
+    WhoAmI,
+    Workspace,
+)
+from .options import CoderAttachOptions, CoderCreateOptions, _is_uuid, default_workspace_name
+
+log = logging.getLogger("sandlot.coder")
+
+#: First and longest pause between two `coder list` polls.
+POLL_FIRST = 0.2
+POLL_MAX = 2.0
+#: The worktree, relative to the agent's directory (or $HOME).
+WORKTREE_SUFFIX = ".sandlot/worktree"
+
+# The SSH probe: one round trip that also reports $HOME and whether the shell the agent
+# starts leads its own process group (what `kill -- -<pid>` needs). Lines are marked so
+# banners or profile output before them do not matter.
+_PROBE_MARK = "sandlot-probe"
+_PROBE = (
+    f"printf '{_PROBE_MARK} home=%s\\n' \"$HOME\"; "
+    "if read -r s < /proc/$$/stat 2>/dev/null; then s=${s##*) }; set -- $s; "
+    f"if [ \"$3\" = \"$$\" ]; then echo '{_PROBE_MARK} leader=yes'; "
+    f"else echo '{_PROBE_MARK} leader=no'; fi; fi; "
+    f"command -v setsid >/dev/null 2>&1 && echo '{_PROBE_MARK} setsid=yes'; "
+    f"echo '{_PROBE_MARK} ok'"
+)
+# What the proxy prints when retrying cannot help.
+_FATAL_PROXY = (
+    "You are not logged in",
+    "signed out or your session has expired",
+    "Resource not found",
+    "agent not found by name",
+    "has no agents",
+    "is deleted",
+    "failed state",
+)
+
+
+@dataclass
+class _Probe:
+    home: str
+    leader: bool
+    setsid: bool
+
+
+class _ProbeFailed(Exception):
+    """The round trip ran but did not answer as expected (retried)."""
+
+
+class CoderProvider(IsolatedSandboxProvider):
+    """Makes sandboxes in Coder workspaces through the `coder` CLI (see module docstring)."""
+
+    name = "coder"
+
+    def __init__(self, options: CoderCreateOptions | CoderAttachOptions) -> None:
+        self.options = options
+
+    def __repr__(self) -> str:
+        return f"CoderProvider({self.options!r})"
+
+    def _cli(self) -> CoderCLI:
+        opts = self.options
+        return CoderCLI(opts.coder_binary, url=opts.coder_url, token=opts.session_token)
+
+    async def create(self) -> CoderSandbox:
+        opts = self.options
+        parameter_file = getattr(opts, "parameter_file", None)
+        if parameter_file is not None and not os.path.isfile(parameter_file):
+            raise HostPathNotFoundError(
+                f"parameter_file {parameter_file!r} is not a file; give the path of a YAML "
+                "file of parameter values"
+            )
+        cli = self._cli()
+        cli.path  # noqa: B018 -- a missing binary fails here, before anything else
+        me = await cli.whoami()
+        log.debug("coder preflight: logged in as %s at %s", me.username, me.url or cli.url)
+        undo = _Undo(cli, opts, me)
+        try:
+            if isinstance(opts, CoderCreateOptions):
+                workspace = await self._create_workspace(cli, opts, me, undo)
+            else:
+                workspace = await self._attach_workspace(cli, opts, me, undo)
+            workspace, agent = await self._wait_for_agent(cli, workspace)
+            return await self._connect(cli, workspace, agent)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                cleanup_error = await undo.apply(exc)
+            if cleanup_error is not None and not isinstance(exc, asyncio.CancelledError):
+                raise CleanupError(
+                    join_errors([exc, cleanup_error])
+                    + f"; check `coder list` for {undo.reference!r}",
+                    provider="coder",
+                    sandbox=undo.reference,
+                ) from exc
+            raise
+
+    # ---- create / attach --------------------------------------------------------------------
+
+    async def _create_workspace(
+        self, cli: CoderCLI, opts: CoderCreateOptions, me: WhoAmI, undo: _Undo
+    ) -> Workspace:
+        name = opts.workspace_name or default_workspace_name()
+        if await _find(cli, owner=me.username, name=name) is not None:
+            # Never adopt (let alone clean up) a workspace sandlot did not create.
+            raise CoderCLIError(
+                f"a workspace named {name!r} already exists for {me.username!r}; choose "
+                f"another workspace_name=, or attach to it with workspace={name!r}",
+                sandbox=name,
+            )
+        args = ["create", name, "--template", opts.template]
+        if opts.template_version is not None:
+            args += ["--template-version", opts.template_version]
+        args += opts.parameter_flags()
+        if opts.parameter_file is not None:
+            args += ["--rich-parameter-file", opts.parameter_file]
+        if opts.preset is not None:
+            args += ["--preset", opts.preset]
+        if opts.organization is not None:
+            args += ["--org", opts.organization]
+        if opts.use_parameter_defaults:
+            args.append("--use-parameter-defaults")
+        args.append("--yes")
+        log.info("creating Coder workspace %s/%s from template %s", me.username, name,
+                 opts.template)
+        undo.created(f"{me.username}/{name}", owner=me.username, name=name)
+        try:
+            await cli.run(*args, timeout=opts.build_timeout, sandbox=name)
+        except CoderCLIError as exc:
+            found = await _find(cli, owner=me.username, name=name)
+            if found is None or "already exists" in exc.stderr:
+                undo.forget()  # not ours, or never reached the server: nothing to clean up
+                raise
+            if found.build_failed:
+                raise _build_failed(found, "coder create", exc) from exc
+            raise
+        workspace = await _find(cli, owner=me.username, name=name)
+        if workspace is None:
+            raise SandboxStartError(
+                f"`coder create {name}` succeeded but the workspace is not in `coder list`",
+                provider="coder", sandbox=name,
+            )
+        return workspace
+
+    async def _attach_workspace(
+        self, cli: CoderCLI, opts: CoderAttachOptions, me: WhoAmI, undo: _Undo
+    ) -> Workspace:
+        workspace = await _resolve(cli, opts, me)
+        reference = workspace.reference
+        if workspace.build_in_progress:
+            log.info("workspace %s has a %s build in progress; waiting for it to finish",
+                     reference, workspace.latest_build.transition)
+            await _settle(cli, workspace.owner_name, workspace.name, opts.build_timeout)
+            found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+            if found is None:
+                raise CoderWorkspaceNotFoundError(
+                    f"workspace {reference!r} was deleted while sandlot waited for its build",
+                    sandbox=reference,
+                )
+            workspace = found
+        build = workspace.latest_build
+        if build.transition == "start" and build.status == BUILD_RUNNING:
+            return workspace
+        if build.transition == "delete":
+            raise CoderWorkspaceNotFoundError(
+                f"workspace {reference!r} is {build.status}; attach to another one",
+                sandbox=reference,
+            )
+        log.info("starting Coder workspace %s (it is %s)", reference, build.status)
+        undo.started(reference, owner=workspace.owner_name, name=workspace.name)
+        try:
+            await cli.lifecycle("start", reference, timeout=opts.build_timeout, sandbox=reference)
+        except CoderCLIError as exc:
+            found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+            if found is not None and found.build_failed:
+                raise _build_failed(found, "coder start", exc) from exc
+            raise
+        found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+        if found is None:
+            raise CoderWorkspaceNotFoundError(
+                f"workspace {reference!r} disappeared while it was being started",
+                sandbox=reference,
+            )
+        return found
+
+    # ---- readiness ----------------------------------------------------------------------
+
+    async def _wait_for_agent(
+        self, cli: CoderCLI, workspace: Workspace
+    ) -> tuple[Workspace, Agent]:
+        """Poll `coder list` until the chosen agent is connected and ready (or fail fast)."""
+        opts = self.options
+        reference = workspace.reference
+        deadline = time.monotonic() + opts.ready_timeout
+        delay = POLL_FIRST
+        last = "no agent reported yet"
+        while True:
+            build = workspace.latest_build
+            if workspace.build_failed:
+                raise _build_failed(workspace, "the workspace build", None)
+            if build.transition != "start":
+                raise SandboxStartError(
+                    f"workspace {reference!r} is {build.status} (its latest build is a "
+                    f"{build.transition}): someone stopped or deleted it while sandlot waited",
+                    provider="coder", sandbox=reference,
+                )
+            if build.status == BUILD_RUNNING and workspace.agents:
+                agent = _select_agent(workspace, opts.agent)
+                state = agent.lifecycle_state
+                last = f"agent {agent.name!r}: status={agent.status}, lifecycle_state={state}"
+                if state in LIFECYCLE_SHUTTING_DOWN:
+                    raise CoderAgentError(
+                        f"agent {agent.name!r} of workspace {reference!r} is shutting down "
+                        f"(lifecycle_state={state}); restart the workspace and try again",
+                        agent=agent.name, status=agent.status, lifecycle_state=state,
+                        sandbox=reference,
+                    )
+                if state == LIFECYCLE_START_ERROR:
+                    raise CoderAgentError(
+                        f"agent {agent.name!r} of workspace {reference!r} failed to start "
+                        f"(lifecycle_state=start_error: a startup script exited with an "
+                        f"error); see the agent logs in the Coder dashboard"
+                        + (f" ({agent.troubleshooting_url})" if agent.troubleshooting_url
+                           else ""),
+                        agent=agent.name, status=agent.status, lifecycle_state=state,
+                        sandbox=reference,
+                    )
+                if agent.status == AGENT_CONNECTED:
+                    if state == LIFECYCLE_READY:
+                        return workspace, agent
+                    if state == LIFECYCLE_START_TIMEOUT:
+                        # Like `coder ssh`: warn, and use the workspace anyway.
+                        log.warning(
+                            "agent %r of workspace %r: a startup script timed out "
+                            "(lifecycle_state=start_timeout); the workspace may be "
+                            "incomplete, continuing", agent.name, reference,
+                        )
+                        return workspace, agent
+            elif build.status != BUILD_RUNNING:
+                last = f"workspace build is {build.status}"
+            else:
+                last = "the build finished but no agent is reported yet"
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CoderAgentError(
+                    f"workspace {reference!r} was not ready within {opts.ready_timeout:g}s "
+                    f"({last}); raise ready_timeout= if startup is slow, or check the agent "
+                    "in the Coder dashboard",
+                    agent=opts.agent or "", sandbox=reference,
+                )
+            await anyio.sleep(min(delay, remaining))
+            delay = min(delay * 1.5, POLL_MAX)
+            found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+            if found is None:
+                raise CoderWorkspaceNotFoundError(
+                    f"workspace {reference!r} disappeared while sandlot waited for it",
+                    sandbox=reference,
+                )
+            workspace = found
+
+    # ---- connecting ---------------------------------------------------------------------
+
+    async def _connect(self, cli: CoderCLI, workspace: Workspace, agent: Agent) -> CoderSandbox:
+        opts = self.options
+        target = f"{workspace.reference}.{agent.name}"
+        connection = SSHConnection(
+            ProxyCommand(cli.ssh_stdio_argv(target), env=cli.child_env(), label=target),
+            SSHOptions(
+                username="coder",
+                connect_timeout=opts.connect_timeout,
+                provider="coder",
+                sandbox=workspace.reference,
+            ),
+        )
+        try:
+            probe = await self._probe(connection, target)
+            connection.group_kill = probe.leader
+            if not probe.leader:
+                log.warning("commands on %s do not lead a process group%s", target,
+                            "; wrapping them in setsid" if probe.setsid else
+                            " and setsid is missing: a timeout ends only the command itself")
+            worktree = _worktree(opts.workdir, agent, probe.home, target)
+            code, _, err = await connection.run(
+                f"mkdir -p -- {_shell.quote(worktree)}", timeout=opts.connect_timeout
+            )
+            if code != 0:
+                raise SandboxStartError(
+                    f"cannot create the worktree {worktree!r} in {target}: "
+                    f"{err.decode(errors='replace').strip() or f'exit {code}'}; pick a "
+                    "writable workdir=",
+                    provider="coder", sandbox=workspace.reference,
+                )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+            raise
+        log.info("connected to Coder workspace %s (agent %s), worktree %s",
+                 workspace.reference, agent.name, worktree)
+        return CoderSandbox(
+            worktree=worktree,
+            workspace=workspace,
+            agent=agent,
+            connection=connection,
+            cli=cli,
+            options=opts,
+            wrap_setsid=not probe.leader and probe.setsid,
+        )
+
+    async def _probe(self, connection: SSHConnection, target: str) -> _Probe:
+        """SSH round trips until one answers: a claimed prebuild may first route to an agent
+        that is shutting down, and an agent may take a moment to accept connections."""
+        opts = self.options
+        attempts = 0
+
+        async def once() -> _Probe:
+            nonlocal attempts
+            attempts += 1
+            await connection.connect()
+            code, out, err = await connection.run(_PROBE, timeout=opts.connect_timeout)
+            return _parse_probe(code, out, err)
+
+        probe: _Probe | None = None
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_delay(opts.ssh_ready_timeout),
+                wait=wait_exponential(multiplier=0.2, max=2.0),
+                retry=retry_if_exception(_retry_probe),
+            ):
+                with attempt:
+                    probe = await once()
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            raise CoderAgentError(
+                f"SSH to {target} did not answer within {opts.ssh_ready_timeout:g}s "
+                f"({attempts} attempts); last error: {last}",
+                agent=target.rpartition(".")[2], sandbox=target.rpartition(".")[0],
+            ) from last
+        except SSHConnectError as exc:
+            raise _fatal_proxy_error(exc, target) from None
+        assert probe is not None
+        if attempts > 1:
+            log.info("ssh to %s answered after %d attempts", target, attempts)
+        return probe
+
+
+def _parse_probe(code: int, out: bytes, err: bytes) -> _Probe:
+    fields: dict[str, str] = {}
+    for raw in out.decode(errors="replace").splitlines():
+        line = raw.strip()
+        if line.startswith(_PROBE_MARK + " "):
+            key, _, value = line[len(_PROBE_MARK) + 1 :].partition("=")
+            fields[key] = value
+    if code != 0 or "ok" not in fields:
+        raise _ProbeFailed(
+            f"probe exited {code} without its answer: {err.decode(errors='replace')[-300:]!r}"
+        )
+    return _Probe(
+        home=fields.get("home", ""),
+        leader=fields.get("leader", "yes") == "yes",
+        setsid=fields.get("setsid") == "yes",
+    )
+
+
+def _retry_probe(exc: BaseException) -> bool:
+    if isinstance(exc, SSHConnectError):
+        return not any(text in exc.proxy_stderr for text in _FATAL_PROXY)
+    return isinstance(exc, _ProbeFailed | ConnectionLostError | TimeoutError)
+
+
+def _fatal_proxy_error(exc: SSHConnectError, target: str) -> Exception:
+    stderr = exc.proxy_stderr
+    reason = last_error_line(stderr) or str(exc)
+    if "not logged in" in stderr or "signed out" in stderr:
+        return CoderNotLoggedInError(
+            f"`coder ssh --stdio {target}`: not logged in ({reason}); run `coder login <url>` "
+            "or pass coder_url= and session_token=",
+            provider="coder", sandbox=target,
+        )
+    if "Resource not found" in stderr or "is deleted" in stderr:
+        return CoderWorkspaceNotFoundError(
+            f"`coder ssh --stdio {target}`: the workspace is gone ({reason})",
+            stderr=stderr, sandbox=target,
+        )
+    return CoderAgentError(f"`coder ssh --stdio {target}` failed: {reason}",
+                           agent=target.rpartition(".")[2], sandbox=target)
+
+
+def _worktree(workdir: str | None, agent: Agent, home: str, target: str) -> str:
+    if workdir is not None:
+        return workdir
+    base = agent.expanded_directory or agent.directory
+    if base.startswith("~"):
+        base = home + base[1:] if home else ""
+    elif base.startswith("$HOME"):
+        base = home + base[5:] if home else ""
+    elif base and not base.startswith("/"):
+        base = posixpath.join(home, base) if home else ""
+    if not base:
+        base = home
+    if not base.startswith("/"):
+        raise SandboxStartError(
+            f"cannot choose a worktree in {target}: the agent reports no absolute directory "
+            f"and $HOME is {home!r}; pass workdir='/absolute/path'",
+            provider="coder", sandbox=target,
+        )
+    return posixpath.join(posixpath.normpath(base), WORKTREE_SUFFIX)
+
+
+def _select_agent(workspace: Workspace, wanted: str | None) -> Agent:
+    agents = workspace.agents
+    names = [a.name for a in agents]
+    if wanted is not None:
+        for agent in agents:
+            if agent.name == wanted:
+                return agent
+        raise CoderAgentSelectionError(
+            f"workspace {workspace.reference!r} has no agent named {wanted!r}; its agents: "
+            f"{', '.join(names)}",
+            available=names,
+        )
+    if len(agents) > 1:
+        raise CoderAgentSelectionError(
+            f"workspace {workspace.reference!r} has {len(agents)} agents "
+            f"({', '.join(names)}); choose one with agent='<name>'",
+            available=names,
+        )
+    return agents[0]
+
+
+def _build_failed(
+    workspace: Workspace, what: str, cause: CoderCLIError | None
+) -> CoderBuildFailedError:
+    build = workspace.latest_build
+    job_error = build.job.error
+    return CoderBuildFailedError(
+        f"{what} failed: the {build.transition} build of workspace {workspace.reference!r} is "
+        f"{build.status}" + (f": {job_error}" if job_error else "")
+        + "; see the build log in the Coder dashboard",
+        job_error=job_error,
+        argv=cause.argv if cause else None,
+        exit_code=cause.exit_code if cause else None,
+        stderr=cause.stderr if cause else "",
+        sandbox=workspace.reference,
+    )
+
+
+async def _find(cli: CoderCLI, *, owner: str, name: str) -> Workspace | None:
+    """The workspace `owner/name`, or None. `--search` narrows; the exact match is ours."""
+    for workspace in await cli.list_workspaces(search=f"owner:{owner} name:{name}"):
+        if workspace.name.lower() == name.lower() and (
+            workspace.owner_name.lower() == owner.lower()
+        ):
+            return workspace
+    return None
+
+
+async def _resolve(cli: CoderCLI, opts: CoderAttachOptions, me: WhoAmI) -> Workspace:
+    """The workspace to attach to, from a name, `owner/name` or UUID."""
+    reference = opts.reference()
+    if _is_uuid(reference):
+        for workspace in await cli.list_workspaces(all_users=True):
+            if workspace.id.lower() == reference.lower():
+                return workspace
+        found = None
+    else:
+        owner, _, name = reference.rpartition("/")
+        found = await _find(cli, owner=owner or me.username, name=name)
+    if found is None:
+        raise CoderWorkspaceNotFoundError(
+            f"no workspace {reference!r} visible to {me.username!r}; check the name with "
+            "`coder list` (another user's workspace is 'owner/name')",
+            sandbox=reference,
+        )
+    return found
+
+
+class _Undo:
+    """What create() must undo if it fails: the policy, applied to what sandlot did."""
+
+    def __init__(self, cli: CoderCLI, opts: CoderCreateOptions | CoderAttachOptions,
+                 me: WhoAmI) -> None:
+        self.cli = cli
+        self.opts = opts
+        self.me = me
+        self.reference = ""
+        self._owner = ""
+        self._name = ""
+        self._action: Literal["delete", "stop", "leave", ""] = ""
+
+    def created(self, reference: str, *, owner: str, name: str) -> None:
+        self.reference, self._owner, self._name = reference, owner, name
+        self._action = self.opts.on_close
+
+    def started(self, reference: str, *, owner: str, name: str) -> None:
+        # Attach mode: put it back as found (stopped), never delete someone's workspace.
+        self.reference, self._owner, self._name = reference, owner, name
+        self._action = "stop" if self.opts.on_close in ("stop", "delete") else ""
+
+    def forget(self) -> None:
+        self._action = ""
+
+    async def apply(self, cause: BaseException) -> BaseException | None:
+        """Apply the policy; return the cleanup's own error (None when it went well)."""
+        action = self._action
+        if not action or action == "leave":
+            if action == "leave":
+                _note(cause, f"on_close='leave': workspace {self.reference!r} was left as is")
+            return None
+        try:
+            await _settle(self.cli, self._owner, self._name, self.opts.build_timeout)
+            workspace = await _find(self.cli, owner=self._owner, name=self._name)
+            if workspace is None:
+                return None  # never came into being
+            if action == "stop" and workspace.latest_build.transition != "start":
+                return None  # already stopped (or deleted)
+            await self.cli.lifecycle(action, self.reference, timeout=self.opts.build_timeout,
+                                     sandbox=self.reference)
+        except (Exception, asyncio.CancelledError) as exc:
+            log.error("could not %s workspace %s after a failed create: %s", action,
+                      self.reference, exc)
+            return exc
+        log.info("applied %s to workspace %s after a failed create", action, self.reference)
+        _note(cause, f"sandlot applied {action!r} to workspace {self.reference!r}")
+        return None
+
+
+def _note(exc: BaseException, text: str) -> None:
+    exc.add_note(text)
+
+
+async def _settle(cli: CoderCLI, owner: str, name: str, timeout: float) -> None:
+    """Wait until no build of the workspace is in progress (a new build would be refused)."""
+    deadline = time.monotonic() + timeout
+    delay = POLL_FIRST
+    while time.monotonic() < deadline:
+        workspace = await _find(cli, owner=owner, name=name)
+        if workspace is None or not workspace.build_in_progress:
+            return
+        await anyio.sleep(delay)
+        delay = min(delay * 1.5, POLL_MAX)
+
+
+class CoderSandbox(Sandbox):
+    """A sandbox in one agent of a Coder workspace, over one SSH connection."""
+
+    def __init__(
+        self,
+        *,
+        worktree: str,
+        workspace: Workspace,
+        agent: Agent,
+        connection: SSHConnection,
+        cli: CoderCLI,
+        options: CoderCreateOptions | CoderAttachOptions,
+        wrap_setsid: bool = False,
+    ) -> None:
+        super().__init__(provider="coder", worktree=worktree, name=workspace.reference)
+        #: `owner/name`: what lifecycle commands are given (never `<ws>.<agent>`).
+        self.workspace = workspace.reference
+        self.workspace_id = workspace.id
+        self.workspace_name = workspace.name
+        self.owner = workspace.owner_name
+        self.agent = agent.name
+        self.on_close = options.on_close
+        self._connection = connection
+        self._cli = cli
+        self._options = options
+        self._wrap_setsid = wrap_setsid
+
+    @property
+    def connection(self) -> SSHConnection:
+        """The one SSH connection every command of this sandbox is a channel on."""
+        return self._connection
+
+    def _env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**self._options.env, **env}
+
+    async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
+        spec.env = self._env(spec.env)
+        if self._wrap_setsid:
+            line = spec.shell_line(announce_pid=True)
+            return await self._connection.exec_line(
+                f"exec setsid sh -c {_shell.quote(line)}",
+                stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True,
+            )
+        return await self._connection.spawn(spec)
+
+    async def _interactive(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        tty: bool,
+    ) -> int:
+        line = _shell.render(argv, cwd=cwd, env=self._env(env))
+        return await self._connection.interactive(
+            line, stdin=stdin, stdout=stdout, stderr=stderr, tty=tty
+        )
+
+    async def _close(self) -> None:
+        await self._connection.close()
+        action = self.on_close
+        if action == "leave":
+            log.info("left Coder workspace %s as it is (on_close='leave')", self.workspace)
+            return
+        try:
+            await self._cli.lifecycle(action, self.workspace,
+                                      timeout=self._options.build_timeout,
+                                      sandbox=self.workspace)
+        except ProviderError as exc:
+            raise CleanupError(
+                f"on_close={action!r} failed for workspace {self.workspace!r}: {exc}; it may "
+                f"still be running: run `coder {action} {self.workspace} --yes`",
+                provider="coder", sandbox=self.workspace,
+            ) from exc
+        log.info("applied on_close=%r to Coder workspace %s", action, self.workspace)
+

@@ -168,3 +168,24 @@ async def test_large_streams_both_ways(coder: Coder) -> None:
         assert int(counted.stdout) == size
         many = await asyncio.gather(*(conn.run(f"echo {i}") for i in range(16)))
         assert [r.stdout for r in many] == [f"{i}\n" for i in range(16)]
+
+
+def test_stdio_carries_the_agents_raw_ssh_stream(coder: Coder) -> None:
+    coder.create("banner")
+    coder.wait_ready("banner")
+    proc = subprocess.Popen(
+        [str(coder.exe), "ssh", "--stdio", "banner"],
+        env=coder.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(b"SSH-2.0-probe\r\n")
+    proc.stdin.flush()
+    # Nothing but SSH on stdout: the identification line of the agent's server comes first.
+    assert proc.stdout.readline() == b"SSH-2.0-Go\r\n"
+    proc.stdin.close()  # EOF ends the session and the command
+    proc.stdout.read()
+    assert proc.wait(timeout=30) == 0
+    assert proc.stderr.read() == b""

@@ -380,6 +380,7 @@ async def _serve(root: Path, agent_id: str) -> None:
         server_host_keys=[host_key],
         encoding=None,
         allow_scp=False,
+        server_version="Go",  # the real agent's x/crypto/ssh server identifies as SSH-2.0-Go
         keepalive_interval=0,
     )
     os.replace(staging, final)  # the socket appears atomically: "connected" from now on

@@ -577,10 +577,7 @@ def _ensure_started(
         except CLIError as exc:
             raise exc.wrap("start workspace with current template version") from None
     elif not ws["build"].get("finalized"):
-        try:
-            _run_build(inv, ws["id"], inv.stderr)
-        except CLIError:
-            raise
+        _run_build(inv, ws["id"], inv.stderr)  # cliui.WorkspaceBuild on a build still running
     fresh: dict[str, Any] = state.load(inv.root)["workspaces"][ws["id"]]
     if model.job_status(fresh["build"], state.now()) == "failed":
         raise CLIError(fresh["build"]["error"])

@@ -185,3 +185,20 @@ def test_shutdown_kills_agents_and_stops_new_ones(coder: Coder) -> None:
     assert coder.deployment.agent_pids() == []
     coder.create("after")  # halted: the build completes but no agent process starts
     assert coder.deployment.agent_pids() == []
+
+
+def test_agents_exit_when_the_deployment_forgets_them(coder: Coder) -> None:
+    import shutil
+    import time
+
+    coder.create("orphan")
+    coder.wait_ready("orphan")
+    (pid,) = coder.deployment.agent_pids()
+    # A test that removes the directory without shutdown(): the agent must not live on.
+    shutil.rmtree(coder.deployment.root / "workspaces")
+    (coder.deployment.root / "state.json").rename(coder.deployment.root / "state.moved")
+    deadline = time.monotonic() + 30
+    while not pid_gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (coder.deployment.root / "state.moved").rename(coder.deployment.root / "state.json")
+    assert pid_gone(pid)

@@ -388,12 +388,39 @@ async def _serve(root: Path, agent_id: str) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
+    watchdog = asyncio.ensure_future(_watch_state(root, agent_id, stop))
     await stop.wait()
+    watchdog.cancel()
     for session in list(ctx.sessions):
         session.kill()
     server.close()
     with contextlib.suppress(FileNotFoundError):
         os.unlink(final)
+
+
+_WATCH_INTERVAL = 2.0
+
+
+def _still_wanted(root: Path, agent_id: str) -> bool:
+    """Does the deployment still know this agent as this process?"""
+    try:
+        st = state.load(root)
+    except (state.StateMissingError, OSError, ValueError):
+        return False
+    return any(
+        rec["id"] == agent_id and rec.get("pid") in (None, os.getpid())
+        for ws in st["workspaces"].values()
+        for rec in ws.get("agents", [])
+    )
+
+
+async def _watch_state(root: Path, agent_id: str, stop: asyncio.Event) -> None:
+    """Exit on our own when the deployment forgot us (its directory removed without
+    shutdown(), the workspace stopped by a process that could not kill us): no orphan lives on."""
+    while not stop.is_set():
+        await asyncio.sleep(_WATCH_INTERVAL)
+        if not _still_wanted(root, agent_id):
+            stop.set()
 
 
 def serve(root: Path, agent_id: str) -> None:

@@ -164,7 +164,7 @@ def normalize_language(language: str) -> Language:
         if name == known:
             return known
     raise UnknownLanguageError(
-        f"unknown language {language.strip()!r}; supported: {', '.join(sorted(SUPPORTED))}"
+        f'unknown language "{language.strip()}"; supported: {", ".join(sorted(SUPPORTED))}'
     )
 
 

@@ -1,0 +1,64 @@
+"""Fixtures of the live verify tests: one provider per backend, and one sandbox per fixture
+project shared by the tests that only read it (copying node_modules once, not per test)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+import sandlot
+from sandlot import Sandbox
+from tests.helpers import require
+
+from . import backends
+from .support import copy_fixture
+
+
+@pytest.fixture(scope="session", params=backends.selected())
+async def verify_provider(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
+    name: str = request.param
+    preflight = backends.PREFLIGHT.get(name)
+    if preflight is not None:
+        absent = preflight()
+        require(not absent, f"verify tools missing for backend {name}: {', '.join(absent)}; "
+                "run scripts/setup.d/40-verify-tools.sh")
+    async with backends.REGISTRY[name]() as provider:
+        yield provider
+
+
+class Projects:
+    """Sandboxes holding one fixture project each, made on first use, closed at the end."""
+
+    def __init__(self, provider: sandlot.IsolatedSandboxProvider) -> None:
+        self.provider = provider
+        self._made: dict[str, Sandbox] = {}
+
+    async def get(self, fixture: str) -> Sandbox:
+        if fixture not in self._made:
+            sandbox = await self.provider.create()
+            self._made[fixture] = sandbox
+            await copy_fixture(sandbox, fixture)
+        return self._made[fixture]
+
+    async def close(self) -> None:
+        for sandbox in self._made.values():
+            await sandbox.close()
+
+
+@pytest.fixture(scope="session")
+async def projects(verify_provider: sandlot.IsolatedSandboxProvider) -> AsyncIterator[Projects]:
+    made = Projects(verify_provider)
+    try:
+        yield made
+    finally:
+        await made.close()
+
+
+@pytest.fixture
+async def fresh(verify_provider: sandlot.IsolatedSandboxProvider) -> AsyncIterator[Sandbox]:
+    """A sandbox of this test's own (for tests that change the project)."""
+    async with verify_provider.session() as sandbox:
+        yield sandbox

@@ -1,0 +1,236 @@
+"""The verify tools run for real on the fixture projects, with the real toolchains, on every
+backend in tests/verify/backends.py (same bodies everywhere)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandlot import Sandbox
+from sandlot.errors import (
+    AmbiguousLanguageError,
+    ConfigurationError,
+    LanguageNotDetectedError,
+    LinterNotInstalledError,
+    NoProjectDetectedError,
+    NoTestRunError,
+    UnknownLanguageError,
+    UnknownScriptError,
+    VerifyToolFailedError,
+    VerifyToolMissingError,
+)
+from sandlot.verify import (
+    detect_all,
+    last_test_failures,
+    run_failing_tests,
+    run_lint,
+    run_script,
+    run_tests,
+    run_typecheck,
+)
+from tests.verify import expected
+from tests.verify.conftest import Projects
+from tests.verify.support import copy_fixture, path_without
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("fixture", "languages"),
+    [
+        ("go", ["go"]),
+        ("rust", ["rust"]),
+        ("python", ["python"]),
+        ("node", ["node"]),
+        ("polyglot", ["go", "node"]),
+    ],
+)
+async def test_detect_all(projects: Projects, fixture: str, languages: list[str]) -> None:
+    sandbox = await projects.get(fixture)
+    assert await detect_all(sandbox) == languages
+
+
+@pytest.mark.parametrize("fixture", ["go", "rust", "python", "node", "node-jest", "node-vitest"])
+async def test_run_tests_then_rerun_failures(projects: Projects, fixture: str) -> None:
+    sandbox = await projects.get(fixture)
+    report = await run_tests(sandbox)
+    expected.assert_tests(fixture, report)
+    assert report.root == sandbox.worktree
+    assert last_test_failures(sandbox) == report.failures
+
+    again = await run_failing_tests(sandbox)
+    assert (again.passed, again.failed, again.skipped) == expected.RERUN_COUNTS[fixture]
+    assert sorted(expected.failure_rows(again), key=str) == sorted(
+        expected.failure_rows(report), key=str
+    )
+    assert last_test_failures(sandbox) == again.failures
+
+
+@pytest.mark.parametrize("fixture", sorted(c for c in expected.LINT if "+" not in c))
+async def test_run_lint(projects: Projects, fixture: str) -> None:
+    report = await run_lint(await projects.get(fixture))
+    expected.assert_findings("lint", fixture, report)
+
+
+@pytest.mark.parametrize("fixture", sorted(c for c in expected.TYPECHECK if "+" not in c))
+async def test_run_typecheck(projects: Projects, fixture: str) -> None:
+    report = await run_typecheck(await projects.get(fixture))
+    expected.assert_findings("typecheck", fixture, report)
+
+
+async def test_polyglot_needs_a_language(projects: Projects) -> None:
+    sandbox = await projects.get("polyglot")
+    for tool in (run_tests, run_lint, run_typecheck):
+        with pytest.raises(AmbiguousLanguageError) as caught:
+            await tool(sandbox)
+        assert str(caught.value) == (
+            "polyglot workspace: 2 project types detected (go, node) — pass `language` to "
+            "pick one"
+        )
+    with pytest.raises(AmbiguousLanguageError):
+        await run_script(sandbox, "test")
+    with pytest.raises(LanguageNotDetectedError) as not_there:
+        await run_tests(sandbox, language="rust")
+    assert str(not_there.value) == 'language "rust" not detected in workspace; detected: go, node'
+    with pytest.raises(UnknownLanguageError) as unknown:
+        await run_tests(sandbox, language="java")
+    assert str(unknown.value) == 'unknown language "java"; supported: go, node, python, rust'
+
+
+async def test_polyglot_runs_the_language_asked_for(projects: Projects) -> None:
+    sandbox = await projects.get("polyglot")
+    go = await run_tests(sandbox, language="go")
+    assert go.language == "go"
+    expected.assert_tests("polyglot-go", go)
+    node = await run_tests(sandbox, language="  NODE ")
+    assert node.language == "node" and node.runner == "node-test"
+    expected.assert_tests("polyglot-node", node)
+    # The last report at this root is node's now; asking for go's is an error, not a guess.
+    with pytest.raises(NoTestRunError, match="was node, not go"):
+        last_test_failures(sandbox, language="go")
+
+
+async def test_no_marker_says_what_was_looked_for(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "go", dest=f"{fresh.worktree}/svc")
+    # A marker in a subdirectory does not count ...
+    assert await detect_all(fresh) == []
+    with pytest.raises(NoProjectDetectedError) as caught:
+        await run_tests(fresh)
+    assert str(caught.value) == (
+        f"run_tests: no detector matched the workspace at {fresh.worktree}: looked for go.mod "
+        "(go), Cargo.toml (rust), package.json (node), pyproject.toml or setup.py (python) at "
+        "the workspace root (subdirectories do not count); point root/workspace at the "
+        "project's top directory"
+    )
+    with pytest.raises(LanguageNotDetectedError, match="detected: none"):
+        await run_lint(fresh, language="go")
+    # ... but pointing root at it does, relative to the worktree or absolute.
+    assert await detect_all(fresh, "svc") == ["go"]
+    report = await run_typecheck(fresh, root=f"{fresh.worktree}/svc")
+    expected.assert_findings("typecheck", "go", report)
+    assert report.root == f"{fresh.worktree}/svc"
+    with pytest.raises(ConfigurationError, match="cannot be inspected"):
+        await run_tests(fresh, root="does-not-exist")
+
+
+class _Workspaces:
+    """The shape of sandlot.workspaces.WorkspaceSet that the verify tools rely on."""
+
+    def __init__(self, roots: dict[str, str]) -> None:
+        self.roots = roots
+
+    def resolve(self, name: str | None) -> str:
+        assert name is not None
+        return self.roots[name]
+
+
+async def test_workspaces_pick_their_own_toolchain(fresh: Sandbox) -> None:
+    api, lib = f"{fresh.worktree}/api", f"{fresh.worktree}/lib"
+    await copy_fixture(fresh, "go", dest=api)
+    await copy_fixture(fresh, "python", dest=lib)
+    spaces = _Workspaces({"api": api, "lib": lib})
+    go = await run_lint(fresh, workspace="api", workspaces=spaces)
+    expected.assert_findings("lint", "go", go)
+    py = await run_typecheck(fresh, workspace="lib", workspaces=spaces)
+    expected.assert_findings("typecheck", "python", py)
+    tests = await run_tests(fresh, workspace="lib", workspaces=spaces)
+    assert tests.language == "python" and tests.root == lib
+    assert last_test_failures(fresh, workspace="lib", workspaces=spaces) == tests.failures
+    with pytest.raises(NoTestRunError):
+        last_test_failures(fresh, workspace="api", workspaces=spaces)
+    with pytest.raises(ConfigurationError, match="no workspaces to resolve it"):
+        await run_tests(fresh, workspace="api")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "overlay"), [("go", "go-broken"), ("rust", "rust-broken")]
+)
+async def test_code_that_does_not_compile(fresh: Sandbox, fixture: str, overlay: str) -> None:
+    await copy_fixture(fresh, fixture, overlay)
+    case = f"{fixture}+{overlay}"
+    tests = await run_tests(fresh)
+    expected.assert_tests(case, tests)
+    assert any(f.kind == "build" for f in tests.failures)
+    expected.assert_findings("typecheck", case, await run_typecheck(fresh))
+    if case in expected.LINT:
+        expected.assert_findings("lint", case, await run_lint(fresh))
+
+
+async def test_missing_tools_are_named(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "go")
+    with pytest.raises(LinterNotInstalledError) as lint:
+        await run_lint(fresh, env={"PATH": path_without("golangci-lint")})
+    assert str(lint.value) == "linter not installed: golangci-lint"
+    assert lint.value.binary == "golangci-lint"
+    with pytest.raises(VerifyToolMissingError) as tests:
+        await run_tests(fresh, env={"PATH": path_without("go")})
+    assert str(tests.value) == "run_tests: go: not found on PATH"
+    with pytest.raises(VerifyToolMissingError) as vet:
+        await run_typecheck(fresh, env={"PATH": path_without("go")})
+    assert str(vet.value) == "run_typecheck: go: not found on PATH"
+
+
+async def test_node_tools_missing_from_the_project(projects: Projects) -> None:
+    # The jest fixture has no eslint or typescript in node_modules, and no lint script.
+    sandbox = await projects.get("node-jest")
+    with pytest.raises(LinterNotInstalledError) as lint:
+        await run_lint(sandbox)
+    assert str(lint.value) == "linter not installed: eslint"
+    with pytest.raises(VerifyToolMissingError) as tsc:
+        await run_typecheck(sandbox)
+    assert str(tsc.value) == "run_typecheck: tsc: not found on PATH"
+
+
+async def test_a_crashed_linter_is_an_error_with_its_stderr(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "python", "python-badconfig")
+    with pytest.raises(VerifyToolFailedError) as caught:
+        await run_lint(fresh)
+    assert caught.value.exit_code == 2
+    assert "ruff failed (exit 2) instead of reporting findings" in str(caught.value)
+    assert "Failed to parse" in caught.value.stderr
+
+
+async def test_run_script(projects: Projects) -> None:
+    sandbox = await projects.get("node")
+    result = await run_script(sandbox, "greet")
+    assert result.ok and result.exit_code == 0
+    assert "hello from greet" in result.stdout
+    assert result.command == "npm run greet"
+    with pytest.raises(UnknownScriptError) as caught:
+        await run_script(sandbox, "deploy")
+    assert str(caught.value) == (
+        f'run_script: no script "deploy" in package.json at {sandbox.worktree}; defined: '
+        "greet, lint, test, typecheck"
+    )
+    go = await projects.get("go")
+    with pytest.raises(UnknownScriptError, match=r"runs package\.json scripts"):
+        await run_script(go, "test")
+
+
+async def test_rerun_needs_a_previous_run(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "python")
+    with pytest.raises(NoTestRunError) as caught:
+        await run_failing_tests(fresh)
+    assert str(caught.value) == (
+        f"run_failing_tests: no test run recorded for {fresh.worktree} in this sandbox; call "
+        "run_tests first"
+    )

@@ -20,6 +20,7 @@ from .errors import SandlotError
 #: Modules that add subcommands (imported lazily so `sandlot --help` stays fast).
 SUBCOMMANDS: list[str] = [
     "sandlot.commands.exec_cmd",
+    "sandlot.verify.cli",
 ]
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

@@ -21,6 +21,7 @@ from .errors import SandlotError
 SUBCOMMANDS: list[str] = [
     "sandlot.commands.exec_cmd",
     "sandlot.verify.cli",
+    "sandlot.commands.gc",
 ]
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

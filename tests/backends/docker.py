@@ -47,7 +47,8 @@ def engine() -> docker_engine.DockerEngine:
 def busybox_provider(**options: Any) -> DockerProvider:
     eng = engine()
     options.setdefault("on_close", "delete")
-    return sandlot.docker(eng.busybox_image(), docker_host=eng.host, **options)
+    image = None if "attach" in options else eng.busybox_image()
+    return sandlot.docker(image, docker_host=eng.host, **options)
 
 
 def toolchain_provider(**options: Any) -> DockerProvider:

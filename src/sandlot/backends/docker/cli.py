@@ -12,6 +12,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import (
     BackendUnavailableError,
@@ -20,7 +21,9 @@ from ...errors import (
     SandboxGoneError,
     ToolNotFoundError,
 )
-from .options import DockerOptions
+
+if TYPE_CHECKING:
+    from .options import DockerOptions
 
 PROVIDER = "docker"
 
@@ -55,33 +58,44 @@ def _pinned_config() -> str:
 class DockerCLI:
     """The docker client with the engine address of one provider."""
 
-    def __init__(self, options: DockerOptions) -> None:
-        found = shutil.which(options.docker_binary)
+    def __init__(
+        self,
+        docker_binary: str = "docker",
+        *,
+        docker_host: str | None = None,
+        context: str | None = None,
+    ) -> None:
+        found = shutil.which(docker_binary)
         if found is None:
             raise ToolNotFoundError(
-                f"the docker client {options.docker_binary!r} was not found on PATH; install "
+                f"the docker client {docker_binary!r} was not found on PATH; install "
                 "it (Debian/Ubuntu: apt-get install docker.io, or Docker's docker-ce-cli) or "
                 "set docker_binary to its path",
                 provider=PROVIDER,
             )
         self.binary = found
-        self.options = options
+        self.docker_host = docker_host
+        self.context = context
         self.base: list[str] = [found]
-        if options.docker_host:
-            self.base += ["--host", options.docker_host]
-        elif options.context:
-            self.base += ["--context", options.context]
+        if docker_host:
+            self.base += ["--host", docker_host]
+        elif context:
+            self.base += ["--context", context]
         env = dict(os.environ)
         env["DOCKER_CONFIG"] = _pinned_config()
         self.env = env
 
+    @classmethod
+    def from_options(cls, options: DockerOptions) -> DockerCLI:
+        return cls(options.docker_binary, docker_host=options.docker_host, context=options.context)
+
     @property
     def target(self) -> str:
         """The engine this client talks to, in words for error messages."""
-        if self.options.docker_host:
-            return f"engine at {self.options.docker_host}"
-        if self.options.context:
-            return f"engine of docker context {self.options.context!r}"
+        if self.docker_host:
+            return f"engine at {self.docker_host}"
+        if self.context:
+            return f"engine of docker context {self.context!r}"
         if os.environ.get("DOCKER_HOST"):
             return f"engine at DOCKER_HOST={os.environ['DOCKER_HOST']}"
         if os.environ.get("DOCKER_CONTEXT"):
@@ -130,8 +144,8 @@ class DockerCLI:
         low = text.lower()
         if any(p in low for p in _UNREACHABLE):
             return BackendUnavailableError(
-                f"{what}: cannot reach the Docker {self.target}: {text}. Start the engine (or "
-                "fix docker_host / context) and retry",
+                f"{what}: cannot reach the Docker {self.target}: {text.rstrip('.')}. Start the "
+                "engine (or fix docker_host / context) and retry",
                 provider=PROVIDER, sandbox=container,
             )  # fmt: skip
         if container and any(p in low for p in _GONE):

@@ -51,7 +51,7 @@ class DockerProvider(IsolatedSandboxProvider):
         return f"<DockerProvider {what} on_close={self.options.on_close}>"
 
     async def create(self) -> DockerSandbox:
-        cli = DockerCLI(self.options)
+        cli = DockerCLI.from_options(self.options)
         if self.options.attach is not None:
             return await self._attach(cli, self.options.attach)
         return await self._create(cli)

@@ -143,13 +143,16 @@ class DockerCommand(RunningCommand):
                 raise
         self._announced.set()  # nobody waits for a pid that will never come
         if self.pid is None and not self._killed:
+            what = f"docker exec {self._spec.display!r}"
             text = bytes(self._client_err or self._head).decode(errors="replace")
-            raise self._sandbox.cli.error(
-                text,
-                what=f"docker exec {self._spec.display!r}",
-                container=self._sandbox.name,
-                fallback=ProviderError,
+            error = self._sandbox.cli.error(
+                text, what=what, container=self._sandbox.name, fallback=ProviderError
             )
+            if type(error) is ProviderError:
+                # Nothing recognisable (a client cut off mid-start says nothing): ask the
+                # engine whether the container itself went away.
+                await self._sandbox.ensure_running(what)
+            raise error
         if code != 0 and not self._killed and (code >= 126 or _CLIENT_FAILURE.search(self._tail)):
             # Exit codes the client uses for its own failures, and signals: was it the
             # command, or did the container (or the engine) go away under it?

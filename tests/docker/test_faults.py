@@ -1,0 +1,125 @@
+"""Faults: each is a typed error that says what happened, and on_close still runs where it can."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+import sandlot
+from sandlot import (
+    BackendUnavailableError,
+    CleanupError,
+    ImageNotFoundError,
+    Process,
+    Sandbox,
+    SandboxGoneError,
+    ToolNotFoundError,
+)
+from sandlot.backends.docker import DockerProvider
+from tests import docker_engine
+
+pytestmark = pytest.mark.anyio
+
+
+async def started(sandbox: Sandbox) -> Process:
+    """A background command that has surely begun running in the container."""
+    up = anyio.Event()
+    process = await sandbox.start("echo up; sleep 300", on_stdout=lambda _line: up.set())
+    with anyio.fail_after(30):
+        await up.wait()
+    return process
+
+
+async def test_image_missing_says_there_is_no_pull_and_how_to_import(
+    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine
+) -> None:
+    before = engine.sandlot_containers()
+    provider = sandlot.docker("sandlot-test/not-built:1", on_close="delete",
+                              docker_host=engine.host)
+    with pytest.raises(ImageNotFoundError) as caught:
+        await provider.create()
+    message = str(caught.value)
+    assert "'sandlot-test/not-built:1' is not in the local store" in message
+    assert engine.host in message
+    assert "does not pull" in message and "docker import" in message
+    assert engine.sandlot_containers() == before
+
+
+async def test_docker_binary_missing(tmp_path: Path) -> None:
+    provider = sandlot.docker("img", on_close="delete", docker_binary=str(tmp_path / "docker"))
+    with pytest.raises(ToolNotFoundError, match=r"docker client .* was not found"):
+        await provider.create()
+    empty_path = sandlot.docker("img", on_close="delete", docker_binary="docker-nowhere")
+    with pytest.raises(ToolNotFoundError, match=r"apt-get install docker\.io"):
+        await empty_path.create()
+
+
+async def test_engine_not_reachable_names_the_socket(tmp_path: Path) -> None:
+    sock = f"unix://{tmp_path}/nothing.sock"
+    provider = sandlot.docker("img", on_close="delete", docker_host=sock)
+    expected = re.escape(f"cannot reach the Docker engine at {sock}")
+    with pytest.raises(BackendUnavailableError, match=expected):
+        await provider.create()
+
+
+async def test_engine_not_reachable_names_the_context() -> None:
+    provider = sandlot.docker("img", on_close="delete", context="sandlot-no-such-context")
+    with pytest.raises(BackendUnavailableError, match="context 'sandlot-no-such-context'"):
+        await provider.create()
+
+
+async def test_container_removed_from_outside(
+    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine
+) -> None:
+    sandbox = await make().create()
+    process = await started(sandbox)
+    engine.docker("rm", "-f", sandbox.container_id)
+    with pytest.raises(SandboxGoneError, match="gone or no longer running"):
+        await process.wait()  # the command in flight
+    with pytest.raises(SandboxGoneError, match=sandbox.name):
+        await sandbox.exec("true")  # the next one
+    await sandbox.close()  # delete of a container already gone is done, not an error
+    assert sandbox.closed
+
+
+async def test_container_killed_from_outside_then_on_close_removes_it(
+    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine
+) -> None:
+    sandbox = await make().create()
+    process = await started(sandbox)
+    engine.docker("kill", sandbox.container_id)
+    with pytest.raises(SandboxGoneError, match=r"no longer running|stopped while"):
+        await process.wait()
+    with pytest.raises(SandboxGoneError, match="is not running"):
+        await sandbox.exec("true")
+    await sandbox.close()
+    gone = engine.docker("container", "inspect", sandbox.container_id, check=False)
+    assert gone.returncode != 0  # on_close=delete removed the dead container
+
+
+async def test_engine_stopped_mid_session(tmp_path: Path) -> None:
+    # A dedicated engine: stopping the shared one would break every other test.
+    if docker_engine.missing_components():
+        pytest.skip("engine parts missing (the shared-engine tests report this)")
+    with docker_engine.DockerEngine(data_root=tmp_path / "data") as own:
+        provider = sandlot.docker(own.busybox_image(), on_close="delete", docker_host=own.host)
+        sandbox = await provider.create()
+        process = await started(sandbox)
+        own.stop(remove_containers=False)
+        with pytest.raises((BackendUnavailableError, SandboxGoneError)):
+            await process.wait()
+        unreachable = re.escape(f"cannot reach the Docker engine at {own.host}")
+        with pytest.raises(BackendUnavailableError, match=unreachable):
+            await sandbox.exec("true")
+        with pytest.raises(CleanupError, match=r"engine is unreachable.*sandlot gc"):
+            await sandbox.close()
+        assert sandbox.closed
+        # Back up: the label lets gc find what close could not remove.
+        own.start()
+        assert own.sandlot_containers() == [sandbox.name]
+    assert not os.path.exists(own.run_dir)

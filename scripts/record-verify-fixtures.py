@@ -44,6 +44,7 @@ class Case:
 CASES = [
     Case("go", ("tests", "lint", "typecheck", "rerun")),
     Case("go", ("tests", "lint", "typecheck"), overlays=("go-broken",)),
+    Case("go", ("tests",), overlays=("go-panic",)),
     Case("rust", ("tests", "lint", "typecheck", "rerun")),
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
     Case("python", ("tests", "lint", "typecheck", "rerun")),

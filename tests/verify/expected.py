@@ -22,6 +22,15 @@ TESTS: dict[str, tuple[tuple[int, int, int], list[tuple[str, str | None, int | N
             ("example.com/verifyfixture/broken [build failed]", "broken/broken.go", 6),
         ],
     ),
+    # A panic (nil map write) is located by its stack trace.
+    "go+go-panic": (
+        (3, 3, 1),
+        [
+            ("TestSub", "calc/calc_test.go", 13),
+            ("TestTable/negative", "calc/calc_test.go", 25),
+            ("TestPanics", "panicky/panicky_test.go", 8),
+        ],
+    ),
     "rust": (
         (2, 2, 1),
         [

@@ -217,3 +217,11 @@ def test_exit_codes_outside_the_detector_rules_raise() -> None:
     # A custom script (no parser): its non-zero code is its verdict, not a crash.
     custom = _plan(parsed=False)
     check_outcome(ToolRun(plan=custom, exit_code=3, stdout="", stderr=""), "run_lint")
+
+
+def test_flags_are_added_only_to_simple_scripts() -> None:
+    from sandlot.verify.node import simple
+
+    assert simple("eslint .") and simple("jest --coverage") and simple("tsc --noEmit -p .")
+    assert not simple("eslint . && prettier --check .")
+    assert not simple("tsc; echo done") and not simple("jest | tee log")

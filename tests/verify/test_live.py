@@ -175,6 +175,14 @@ async def test_code_that_does_not_compile(fresh: Sandbox, fixture: str, overlay:
         expected.assert_findings("lint", case, await run_lint(fresh))
 
 
+async def test_a_panicking_go_test_is_located(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "go", "go-panic")
+    report = await run_tests(fresh)
+    expected.assert_tests("go+go-panic", report)
+    panic = next(f for f in report.failures if f.name == "TestPanics")
+    assert panic.message.startswith("panic: assignment to entry in nil map")
+
+
 async def test_missing_tools_are_named(fresh: Sandbox) -> None:
     await copy_fixture(fresh, "go")
     with pytest.raises(LinterNotInstalledError) as lint:

@@ -50,6 +50,12 @@ def runner_of(script: str) -> str:
     return ""
 
 
+def simple(script: str) -> bool:
+    """Whether arguments appended to `<pm> run <script>` reach its one command (no `&&`, `;`,
+    pipes): only then may sandlot add reporter flags."""
+    return re.search(r"[;&|]", script) is None
+
+
 def js_regex_escape(text: str) -> str:
     """Escape for a JavaScript RegExp (only syntax characters: valid with or without `u`)."""
     return _JS_REGEX_SPECIAL.sub(r"\\\1", text)
@@ -104,7 +110,10 @@ class NodeDetector(Detector):
                 argv=[manager, "test"],
                 parsed=False,
             )
-        return self._runner_plan(ws, manager, runner_of(script), selection=None)
+        runner = runner_of(script)
+        if runner in ("jest", "vitest") and not simple(script):
+            runner = ""  # flags would land on the script's last command: run it as it is
+        return self._runner_plan(ws, manager, runner, selection=None)
 
     def _runner_plan(
         self,
@@ -202,7 +211,7 @@ class NodeDetector(Detector):
                 argv=["eslint", ".", *json_args],
                 report_file=report,
             )
-        if re.search(r"\beslint\b", script):
+        if re.search(r"\beslint\b", script) and simple(script):
             return self._base(
                 ws,
                 kind="lint",
@@ -235,7 +244,7 @@ class NodeDetector(Detector):
                 argv=["tsc", "--noEmit", "--pretty", "false"],
                 finding_codes=codes,
             )
-        if re.search(r"\btsc\b", script):
+        if re.search(r"\btsc\b", script) and simple(script):
             return self._base(
                 ws,
                 kind="typecheck",

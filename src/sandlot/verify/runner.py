@@ -25,6 +25,10 @@ _SHELL_NOT_FOUND = re.compile(
 )
 
 
+#: rustup's proxy for a component that is not installed (`cargo clippy` without clippy).
+_RUSTUP_MISSING = re.compile(r"'([\w-]+)' is not installed for the toolchain")
+
+
 def report_path(extension: str) -> str:
     """A fresh path for a tool's report file inside the sandbox."""
     return f"/tmp/sandlot-verify-{uuid.uuid4().hex}.{extension}"
@@ -97,6 +101,9 @@ async def execute(
 
 
 def _missing_binary(run: ToolRun) -> str | None:
+    rustup = _RUSTUP_MISSING.search(run.stderr)
+    if rustup and run.exit_code != 0:
+        return rustup.group(1)
     if run.exit_code != MISSING_EXIT:
         return None
     for line in run.stderr.splitlines():

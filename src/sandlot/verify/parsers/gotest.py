@@ -13,6 +13,8 @@ from .paths import excerpt, relative
 _LOCATION = re.compile(r"^\s+([\w./-]+\.go):(\d+): ?(.*)$")
 # Compiler / vet output in build failures: `calc/calc.go:21:27: message` or `./x.go:3:2: msg`.
 _BUILD_LOCATION = re.compile(r"^(\.{0,2}/?[\w./-]+\.go):(\d+)(?::(\d+))?: (.*)$")
+# A frame of a panic's stack trace: `\t/abs/path/calc_test.go:13 +0x1d`.
+_FRAME = re.compile(r"^\s+(/\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$")
 _NOISE = re.compile(r"^(=== (RUN|PAUSE|CONT|NAME)|--- (FAIL|PASS|SKIP):)")
 
 
@@ -142,6 +144,13 @@ def _failure(test: _Test, *, root: str, module: str) -> TestFailure:
             break
     if not message:
         message = next((ln.strip() for ln in lines if ln.strip()), "")
+    if file is None:
+        # A panic: the first stack frame inside the workspace is where it happened.
+        for ln in lines:
+            frame = _FRAME.match(ln)
+            if frame and not relative(frame.group(1), root).startswith("/"):
+                file, line_no = relative(frame.group(1), root), int(frame.group(2))
+                break
     return TestFailure(
         name=test.name,
         package=test.package,

@@ -8,14 +8,12 @@ They check behaviour the way a user would see it, through sandlot's public API o
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import secrets
 import shlex
 import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -201,11 +199,9 @@ def example_projects(repo_root: Path) -> list[Path]:
 async def verify_tools(ctx: Context) -> None:
     """run_tests, run_lint and run_typecheck on every bundled example project: all clean."""
     try:
-        verify: Any = importlib.import_module("sandlot.verify")
-        missing_tool: type[Exception] = importlib.import_module(
-            "sandlot.errors"
-        ).VerifyToolMissingError
-    except (ImportError, AttributeError) as exc:
+        from sandlot import verify
+        from sandlot.errors import VerifyToolMissingError as missing_tool
+    except ImportError as exc:
         raise ScenarioSkipped(f"sandlot.verify is not in this sandlot build ({exc})") from None
     sb = ctx.box
     projects = example_projects(ctx.repo_root)

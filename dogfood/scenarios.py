@@ -208,6 +208,7 @@ async def verify_tools(ctx: Context) -> None:
     if not projects:
         raise ScenarioSkipped(f"no example project under {ctx.repo_root / 'examples'}")
     ran: dict[str, dict[str, object]] = {}
+    absent: list[str] = []
     for project in projects:
         root = f"{sb.worktree}/examples/{project.name}"
         await sb.copy_in(project, root)
@@ -217,6 +218,7 @@ async def verify_tools(ctx: Context) -> None:
             tests = await verify.run_tests(sb, root=root, timeout=TOOL_TIMEOUT)
         except missing_tool as exc:
             ctx.missing(f"{project.name} run_tests: {exc}")
+            absent.append(exc.binary)
         if tests is not None:
             expect(
                 tests.ok and tests.passed > 0,
@@ -231,6 +233,7 @@ async def verify_tools(ctx: Context) -> None:
                 report = await tool(sb, root=root, timeout=TOOL_TIMEOUT)
             except missing_tool as exc:
                 ctx.missing(f"{project.name} run_{kind}: {exc}")
+                absent.append(exc.binary)
                 continue
             expect(
                 report.ok,
@@ -242,7 +245,10 @@ async def verify_tools(ctx: Context) -> None:
         if done:
             ran[project.name] = done
     if not ran:
-        raise ScenarioSkipped("no verify tool could run: " + "; ".join(ctx.unavailable))
+        raise ScenarioSkipped(
+            "no verify tool is installed in the sandbox (missing: "
+            f"{', '.join(dict.fromkeys(absent))})"
+        )
     ctx.details["projects"] = ran
     parts = [f"{name}: {', '.join(tools)}" for name, tools in ran.items()]
     ctx.summary("; ".join(parts) + (f" ({len(ctx.unavailable)} unavailable)"
@@ -258,6 +264,7 @@ async def run_code_modes(ctx: Context) -> None:
         raise ScenarioSkipped(f"sandlot.modes is not in this sandlot build ({exc})") from None
     sb = ctx.box
     ran: dict[str, dict[str, object]] = {}
+    absent: list[str] = []
     for name in modes.MODES:
         snippet = SNIPPETS.get(name)
         if snippet is None:
@@ -267,6 +274,7 @@ async def run_code_modes(ctx: Context) -> None:
             health = await modes.health(sb, mode=name)
         except RuntimeNotFoundError as exc:
             ctx.missing(f"mode {name}: {exc}")
+            absent.extend(exc.binaries)
             continue
         result = await modes.run_code(sb, snippet, mode=name, timeout=TOOL_TIMEOUT)
         expect(
@@ -277,7 +285,9 @@ async def run_code_modes(ctx: Context) -> None:
         ran[name] = {"runtime": health.runtime_version, "duration": round(result.duration, 3)}
         ctx.step(f"mode {name} ok ({health.runtime_version})")
     if not ran:
-        raise ScenarioSkipped("no runtime mode available: " + "; ".join(ctx.unavailable))
+        raise ScenarioSkipped(
+            f"no runtime of any mode in the sandbox (missing: {', '.join(absent)})"
+        )
     detected = await modes.health(sb)
     ctx.details.update(modes=ran, detected=detected.mode)
     ctx.summary(f"{', '.join(ran)} (detected: {detected.mode})")

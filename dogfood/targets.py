@@ -176,6 +176,7 @@ class DockerTarget(Target):
         )
         expect(code == 0, f"docker ps failed: {err.strip()}")
         expect(not out.strip(), f"container {container} still exists after close (delete)")
+        ctx.details["container"] = container
         ctx.summary(f"container {container[:12]} removed; calls raise SandboxClosed")
 
 

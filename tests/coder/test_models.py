@@ -1,0 +1,159 @@
+"""The coder JSON models and the CLI error mapping, on output of the coder CLI itself.
+
+Sources, each used when present: coder's own golden `list -o json` output (shared/reference),
+the outputs recorded from a real `coder` by scripts/record-coder-cli.py
+(tests/fixtures/coder-cli/), and the fake deployment's live output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandlot.backends.coder.cli import CLIResult, CoderCLI, last_error_line
+from sandlot.backends.coder.models import (
+    ParseError,
+    parse_whoami,
+    parse_workspaces,
+)
+from sandlot.errors import (
+    CoderCLIError,
+    CoderNotLoggedInError,
+    CoderUnreachableError,
+    CoderWorkspaceNotFoundError,
+)
+
+from .deployment import MULTI, SINGLE, Deployment
+
+REPO = Path(__file__).resolve().parents[2]
+RECORDED = REPO / "tests" / "fixtures" / "coder-cli"
+
+
+def _golden() -> Path | None:
+    for parent in REPO.parents:
+        candidate = parent / "shared" / "reference" / "coder-cli" / "list-output-json.golden.json"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _recorded(prefix: str) -> list[dict[str, Any]]:
+    if not RECORDED.is_dir():
+        return []
+    cases = [json.loads(p.read_text()) for p in sorted(RECORDED.glob(f"{prefix}*.json"))]
+    return [c for c in cases if isinstance(c, dict) and "argv" in c]
+
+
+def test_coders_own_golden_list_output() -> None:
+    golden = _golden()
+    if golden is None:
+        pytest.skip("coder's golden list output (shared/reference) is not beside this checkout")
+    workspaces = parse_workspaces(golden.read_text())
+    assert [w.name for w in workspaces] == ["test-workspace"]
+    ws = workspaces[0]
+    assert ws.owner_name == "testuser" and ws.reference == "testuser/test-workspace"
+    assert ws.latest_build.transition == "start" and ws.latest_build.status == "running"
+    assert ws.latest_build.job.status == "succeeded"
+    assert ws.agents == []  # no resources in that golden case
+    assert not ws.build_in_progress and not ws.build_failed
+
+
+def test_empty_list_output_means_no_workspaces() -> None:
+    assert parse_workspaces("") == []
+    assert parse_workspaces("\n") == []
+    assert parse_workspaces("[]\n") == []
+
+
+def test_unexpected_output_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match="not JSON"):
+        parse_workspaces("No workspaces found! Create one:")
+    with pytest.raises(ParseError, match="unexpected JSON shape"):
+        parse_workspaces('[{"name": "x"}]')
+    with pytest.raises(ParseError, match="empty user list"):
+        parse_whoami("[]")
+
+
+@pytest.mark.parametrize("case", _recorded("list-"), ids=lambda c: c["name"])
+def test_recorded_list_outputs(case: dict[str, Any]) -> None:
+    if case["exit_code"] != 0:
+        pytest.skip("a failing call: see the error mapping test")
+    workspaces = parse_workspaces(case["stdout"])
+    expected = case.get("stdout_json") or []
+    assert [w.name for w in workspaces] == [w["name"] for w in expected]
+    for ws, raw in zip(workspaces, expected, strict=True):
+        agents = [a for r in raw["latest_build"].get("resources") or [] for a in
+                  r.get("agents") or []]
+        assert [(a.name, a.status, a.lifecycle_state) for a in ws.agents] == [
+            (a["name"], a["status"], a["lifecycle_state"]) for a in agents
+        ]
+
+
+@pytest.mark.parametrize("case", _recorded("whoami-json"), ids=lambda c: c["name"])
+def test_recorded_whoami(case: dict[str, Any]) -> None:
+    me = parse_whoami(case["stdout"])
+    assert me.username == case["stdout_json"][0]["username"]
+
+
+# What each recorded failure must map to (case name prefix -> error class).
+_EXPECTED_ERRORS: dict[str, type[Exception]] = {
+    "whoami-logged-out": CoderNotLoggedInError,
+    "list-logged-out": CoderNotLoggedInError,
+    "whoami-bad-token": CoderNotLoggedInError,
+    "whoami-bad-url": CoderUnreachableError,
+    "list-bad-url": CoderUnreachableError,
+    "start-unknown-workspace": CoderWorkspaceNotFoundError,
+    "stop-unknown-workspace": CoderWorkspaceNotFoundError,
+    "delete-unknown-workspace": CoderWorkspaceNotFoundError,
+    "start-owner-slash-name": CoderWorkspaceNotFoundError,
+    "create-existing": CoderCLIError,
+    "create-unknown-template": CoderCLIError,
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in _recorded("") if c["name"] in _EXPECTED_ERRORS],
+    ids=lambda c: c["name"],
+)
+def test_recorded_failures_map_to_typed_errors(case: dict[str, Any]) -> None:
+    cli = CoderCLI("coder")
+    result = CLIResult(case["argv"], case["exit_code"], case["stdout"], case["stderr"])
+    with pytest.raises(_EXPECTED_ERRORS[case["name"]]):
+        cli.raise_for(result, " ".join(case["argv"]))
+
+
+def test_last_error_line() -> None:
+    text = (
+        'Encountered an error running "coder start", see "coder start --help" for more\n'
+        "error: Resource not found or you do not have access to this resource\n"
+    )
+    assert last_error_line(text) == (
+        "Resource not found or you do not have access to this resource"
+    )
+    assert last_error_line("") == ""
+    assert last_error_line("just one line\n") == "just one line"
+
+
+def test_live_list_output_of_the_deployment(deployment: Deployment) -> None:
+    """Parse what the deployment's CLI prints for a running one-agent and two-agent workspace."""
+    names = ["models-one", "models-two"]
+    try:
+        deployment.create_workspace(names[0], deployment.template(SINGLE))
+        deployment.create_workspace(names[1], deployment.template(MULTI))
+        out = deployment.cli("list", "-o", "json").stdout
+        by_name = {w.name: w for w in parse_workspaces(out)}
+        one, two = by_name[names[0]], by_name[names[1]]
+        assert one.reference == f"{deployment.username}/{names[0]}"
+        assert [a.name for a in one.agents] == ["main"]
+        assert {a.name for a in two.agents} == {"main", "aux"}
+        for agent in [*one.agents, *two.agents]:
+            assert agent.status == "connected" and agent.lifecycle_state == "ready"
+            assert agent.id and agent.operating_system == "linux"
+        me = parse_whoami(deployment.cli("whoami", "-o", "json").stdout)
+        assert me.username == deployment.username
+    finally:
+        for name in names:
+            deployment.delete_quietly(name)

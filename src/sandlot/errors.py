@@ -63,6 +63,40 @@ class HostPathNotFoundError(ConfigurationError, FileNotFoundError):
     """A host path given to copy_in (or as a mount) does not exist."""
 
 
+# --- Workspaces and the agent toolbox (sandlot.workspaces, sandlot.tools). ---
+
+
+class WorkspaceError(ConfigurationError):
+    """A workspace set that cannot be used, or a `workspace` argument that names none of it.
+
+    The messages of the "which workspace" errors are fixed strings agents can switch on.
+    """
+
+
+class PathOutsideWorkspaceError(WorkspaceError):
+    """A path that leaves its workspace root (`..`, absolute elsewhere, a symlink out)."""
+
+
+class ToolError(SandlotError):
+    """An agent tool call that cannot be done as asked; the message says what to do instead."""
+
+
+class ReadOnlyError(ToolError):
+    """A mutating tool was called on a read-only toolbox."""
+
+
+class NotReadError(ToolError):
+    """Write or edit of an existing file that was not read first (or changed since)."""
+
+
+class EditMatchError(ToolError):
+    """`edit`'s `old` text matched zero times, or several times without `replace_all`."""
+
+    def __init__(self, message: str, *, count: int) -> None:
+        self.count = count
+        super().__init__(message)
+
+
 # --- Lifecycle. ---
 
 

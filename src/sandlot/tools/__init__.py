@@ -1,0 +1,46 @@
+"""Agent tools over named workspaces: read, write, edit, glob, grep, bash.
+
+    from sandlot.tools import Toolbox
+
+    box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
+    result = await box.grep("func main", workspace="svc")
+    print(result.text)             # for the model
+    result.files                   # for programs
+
+`Toolbox.tool_schemas()` gives every tool as a function tool an agent framework can register,
+and `Toolbox.call(name, arguments)` runs one from a model's tool call.
+"""
+
+from .models import (
+    BashOutputResult,
+    BashResult,
+    EditResult,
+    ErrorResult,
+    GlobResult,
+    GrepLine,
+    GrepResult,
+    KillShellResult,
+    ReadResult,
+    ToolResult,
+    WriteResult,
+)
+from .toolbox import DEFAULT_EXCLUDES, TOOLS, ReadTracker, Toolbox, ToolSpec
+
+__all__ = [
+    "DEFAULT_EXCLUDES",
+    "TOOLS",
+    "BashOutputResult",
+    "BashResult",
+    "EditResult",
+    "ErrorResult",
+    "GlobResult",
+    "GrepLine",
+    "GrepResult",
+    "KillShellResult",
+    "ReadResult",
+    "ReadTracker",
+    "ToolResult",
+    "ToolSpec",
+    "Toolbox",
+    "WriteResult",
+]

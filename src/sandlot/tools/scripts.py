@@ -1,0 +1,206 @@
+"""The sandbox-side half of each tool: one POSIX sh script per call, one round trip.
+
+Only POSIX sh and what coreutils and busybox both have are used (`cd -P`, `readlink -f`,
+`head -c`, `tail -n +N`, `wc`, `tr`, `find`, `grep -E`, `sort`, `awk`, `xargs -0 -r`,
+`md5sum`). Every path arrives as a positional parameter, never spliced into the script.
+
+Each script first runs `resolve ROOT TARGET` (the second containment layer): it resolves the
+lexically contained TARGET with the sandbox's own symlink view -- the deepest existing
+ancestor through `cd -P` or `readlink -f`, plus the missing tail -- and refuses a result
+outside the root's real path. The operation then uses that resolved path `$P`, so a symlink
+inside the root that points elsewhere inside the root keeps working.
+
+Exit codes 70-89 are ours (see `Exit`); the detail is the last line on stderr.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """Our exit codes, so Python can raise the right typed error with its own words."""
+
+    ROOT_MISSING = 70
+    UNRESOLVABLE = 71
+    ESCAPES = 72
+    NOT_A_DIRECTORY = 73
+    NOT_FOUND = 74
+    IS_A_DIRECTORY = 75
+    NOT_A_FILE = 76
+    BINARY = 79
+    EXISTS_NOT_READ = 80
+    CHANGED = 81
+    MKDIR_FAILED = 82
+    WRITE_FAILED = 83
+    TOO_LARGE = 84
+    BAD_PATTERN = 85
+
+
+PRELUDE = r"""
+unset CDPATH
+fail() { code=$1; shift; printf '%s\n' "$*" >&2; exit "$code"; }
+resolve() {
+  R=$(cd -P -- "$1" 2>/dev/null && pwd -P) || fail 70 "$1"
+  t=$2; rest=
+  while [ ! -e "$t" ] && [ ! -L "$t" ]; do
+    rest=/${t##*/}$rest; t=${t%/*}; [ -n "$t" ] || t=/
+  done
+  if [ -d "$t" ]; then
+    c=$(cd -P -- "$t" 2>/dev/null && pwd -P) || fail 71 "$t"
+  else
+    c=$(readlink -f "$t" 2>/dev/null) || c=
+    [ -n "$c" ] || fail 71 "$t"
+    [ -z "$rest" ] || fail 73 "$t"
+  fi
+  [ "$c" = / ] && c=
+  P=$c$rest; [ -n "$P" ] || P=/
+  case "$P/" in "${R%/}"/*) ;; *) fail 72 "$P" ;; esac
+}
+is_binary() {
+  n=$(($(head -c 8192 "$1" | wc -c))); k=$(($(head -c 8192 "$1" | tr -d '\000' | wc -c)))
+  [ "$n" -ne "$k" ]
+}
+digest() { md5sum 2>/dev/null || cksum; }
+"""
+
+# $3 first line (1-based), $4 line count, $5 byte cap. Prints "SIZE LINES\n" then the page.
+READ = PRELUDE + r"""
+resolve "$1" "$2"
+[ -e "$P" ] || fail 74 "$P"
+[ -d "$P" ] && fail 75 "$P"
+[ -f "$P" ] || fail 76 "$P"
+size=$(wc -c < "$P") || fail 76 "$P"
+size=$((size))
+is_binary "$P" && fail 79 "$size"
+lines=$(($(wc -l < "$P")))
+if [ "$size" -gt 0 ] && [ "$(tail -c 1 "$P" | wc -l)" -eq 0 ]; then lines=$((lines + 1)); fi
+printf '%s %s\n' "$size" "$lines"
+tail -n "+$3" "$P" | head -n "$4" | head -c "$5"
+"""
+
+# $3 byte cap. Prints "DIGEST\n" then the whole file (for edit's read-modify-write).
+SLURP = PRELUDE + r"""
+resolve "$1" "$2"
+[ -e "$P" ] || fail 74 "$P"
+[ -d "$P" ] && fail 75 "$P"
+[ -f "$P" ] || fail 76 "$P"
+size=$(($(wc -c < "$P")))
+[ "$size" -le "$3" ] || fail 84 "$size"
+is_binary "$P" && fail 79 "$size"
+d=$(digest < "$P")
+printf '%s\n' "$d"
+cat "$P"
+"""
+
+# $3 "any" (overwrite allowed) or "new" (must not exist), $4 expected digest or "",
+# $5 a random token for the temp name. Content on stdin. Prints "EXISTED BYTES".
+WRITE = PRELUDE + r"""
+resolve "$1" "$2"
+[ -d "$P" ] && { cat >/dev/null; fail 75 "$P"; }
+existed=0
+if [ -e "$P" ]; then
+  existed=1
+  [ -f "$P" ] || { cat >/dev/null; fail 76 "$P"; }
+  [ "$3" = any ] || { cat >/dev/null; fail 80 "$P"; }
+  if [ -n "$4" ]; then
+    d=$(digest < "$P"); [ "$d" = "$4" ] || { cat >/dev/null; fail 81 "$P"; }
+  fi
+fi
+dir=${P%/*}; [ -n "$dir" ] || dir=/
+mkdir -p -- "$dir" 2>/dev/null || { cat >/dev/null; fail 82 "$dir"; }
+tmp=$dir/.sandlot-write.$5.tmp
+trap 'rm -f -- "$tmp"' EXIT
+trap 'exit 129' HUP INT TERM PIPE
+cat > "$tmp" || fail 83 "$P"
+if [ "$existed" = 1 ]; then
+  mode=$(stat -c %a "$P" 2>/dev/null) && chmod "$mode" "$tmp" 2>/dev/null
+fi
+mv -f -- "$tmp" "$P" || fail 83 "$P"
+printf '%s %s\n' "$existed" "$(($(wc -c < "$P")))"
+"""
+
+# Shared by glob and grep: `list` prints regular files under "." (relative, no "./"),
+# skipping directories named in $EXCLUDES (slash-separated); ripgrep when $USE_RG=1 and rg
+# is installed (then ENGINE=rg), else find.
+_LIST = r"""
+ENGINE=find
+if [ "$USE_RG" = 1 ] && command -v rg >/dev/null 2>&1; then ENGINE=rg; fi
+list() {
+  saved=$IFS; IFS=/; set -f; set -- $EXCLUDES; set +f; IFS=$saved
+  n=$#
+  if [ "$ENGINE" = rg ]; then
+    for x do set -- "$@" -g "!$x"; done; shift "$n"
+    rg --no-config --files --hidden --no-ignore --no-messages "$@" 2>/dev/null
+  else
+    first=1
+    for x do
+      if [ "$first" = 1 ]; then set -- "$@" -name "$x"; first=0; else set -- "$@" -o -name "$x"; fi
+    done
+    shift "$n"
+    if [ "$#" -gt 0 ]; then find . \( "$@" \) -prune -o -type f -print 2>/dev/null
+    else find . -type f -print 2>/dev/null; fi | sed 's|^\./||'
+  fi
+}
+select_files() { if [ -n "$1" ]; then grep -E -e "$1"; else cat; fi; }
+cap() {
+  awk -v n="$1" -v eng="$ENGINE" '
+    eng == "rg" && index($0, "{\"type\":\"match\"") != 1 &&
+      index($0, "{\"type\":\"context\"") != 1 { print; next }
+    eng != "rg" && (substr($0, 1, 1) == "\036" || $0 == "--") { print; next }
+    ++k <= n { print; next }
+    END { if (k > n) printf "\036cut %d\n", k - n }'
+}
+"""
+
+# $3 filter ERE ("" = all), $4 max paths, $5 use rg (1/0), $6 excluded dir names.
+GLOB = PRELUDE + _LIST + r"""
+USE_RG=$5; EXCLUDES=$6
+resolve "$1" "$2"
+[ -e "$P" ] || fail 74 "$P"
+[ -d "$P" ] || fail 73 "$P"
+cd -P -- "$P" || fail 71 "$P"
+printf '\036engine %s\n' "$ENGINE"
+list | select_files "$3" | LC_ALL=C sort | awk -v n="$4" '
+  NR <= n { print } END { if (NR > n) printf "\036cut %d\n", NR - n }'
+"""
+
+# $3 pattern for rg, $4 pattern for grep -E, $5 file filter ERE, $6 "i" to ignore case,
+# $7 context lines, $8 max lines, $9 use rg (1/0), ${10} excluded dir names.
+GREP = PRELUDE + _LIST + r"""
+USE_RG=$9; EXCLUDES=${10}; CTX=$7
+resolve "$1" "$2"
+[ -e "$P" ] || fail 74 "$P"
+if [ "$6" = i ]; then ICASE=-i; else ICASE=; fi
+if [ "$ENGINE" = rg ]; then
+  PAT=$3
+  err=$(printf '\n' | rg --no-config $ICASE -e "$PAT" 2>&1 >/dev/null)
+  [ $? -eq 2 ] && fail 85 "$err"
+else
+  PAT=$4
+  err=$(printf '\n' | grep -E $ICASE -e "$PAT" 2>&1 >/dev/null)
+  [ $? -eq 2 ] && fail 85 "$err"
+fi
+if [ -d "$P" ]; then
+  cd -P -- "$P" || fail 71 "$P"
+  files() { list | select_files "$5" | LC_ALL=C sort; }
+else
+  cd -P -- "${P%/*}/" || fail 71 "$P"
+  base=${P##*/}
+  files() { printf '%s\n' "$base"; }
+fi
+printf '\036engine %s\n' "$ENGINE"
+if [ -d "$P" ]; then printf '\036kind dir\n'; else printf '\036kind file\n'; fi
+if [ "$ENGINE" = rg ]; then
+  files | tr '\n' '\000' |
+  xargs -0 -r rg --no-config --json --sort path $ICASE -C "$CTX" -e "$PAT" -- 2>/dev/null
+else
+  files | tr '\n' '\000' | xargs -0 -r grep -l -E $ICASE -e "$PAT" -- 2>/dev/null |
+  while IFS= read -r f; do
+    if is_binary "$f"; then printf '\036B%s\n' "$f"; continue; fi
+    printf '\036F%s\n' "$f"
+    if [ "$CTX" -gt 0 ]; then grep -n -E $ICASE -C "$CTX" -e "$PAT" -- "$f"
+    else grep -n -E $ICASE -e "$PAT" -- "$f"; fi
+  done
+fi | cap "$8"
+"""

@@ -236,7 +236,7 @@ class WorkspaceSet:
                 name = _check_name(name, f" in entry {entry!r}")
             else:
                 root = entry
-                base = posixpath.basename(_normalize_root(root)) if root.startswith("/") else root
+                base = posixpath.basename(_normalize_root(root))
                 if not base:
                     raise WorkspaceError(
                         f"cannot name workspace {entry!r} after its last path component; "

@@ -7,7 +7,8 @@ so glob semantics are ours and the same whether ripgrep or `find` made the listi
   `{a,b}` alternatives (expanded like a shell would); `\\x` a literal `x`.
 * `**` as a whole component matches any number of directories (zero included).
 * A pattern without `/` matches a file's name at any depth (`*.go` finds every Go file), as
-  in .gitignore; a pattern with `/` (or a leading `/`) is anchored at the search directory.
+  in .gitignore; a pattern with `/` (or a leading `/` or `./`) is anchored at the search
+  directory.
 """
 
 from __future__ import annotations
@@ -127,9 +128,9 @@ def _component(comp: str) -> str:
 
 
 def _one(pattern: str) -> str:
+    anchored = pattern.startswith(("/", "./"))
     while pattern.startswith("./"):
         pattern = pattern[2:]
-    anchored = pattern.startswith("/")
     pattern = pattern.lstrip("/")
     if pattern.endswith("/"):
         pattern += "**"

@@ -7,7 +7,7 @@ top. So tools spawn through the same backend hook `transfer.py` uses, with their
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import _shell
@@ -55,7 +55,7 @@ async def run_script(
     *,
     name: str,
     env: Mapping[str, str] | None = None,
-    stdin: bytes | None = None,
+    stdin: bytes | AsyncIterable[bytes] | None = None,
     timeout: float | None = None,
     limit: int = 1 << 20,
 ) -> ScriptResult:

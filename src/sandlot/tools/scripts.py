@@ -64,6 +64,19 @@ is_binary() {
 digest() { md5sum 2>/dev/null || cksum; }
 """
 
+# Prints the resolved path (tests and callers that need the sandbox's view of a path).
+RESOLVE = PRELUDE + r"""
+resolve "$1" "$2"
+printf '%s' "$P"
+"""
+
+# $3 the token of an interrupted write: removes its temp file (best effort).
+DISCARD = PRELUDE + r"""
+resolve "$1" "$2"
+dir=${P%/*}; [ -n "$dir" ] || dir=/
+rm -f -- "$dir/.sandlot-write.$3.tmp"
+"""
+
 # $3 first line (1-based), $4 line count, $5 byte cap. Prints "SIZE LINES\n" then the page.
 READ = PRELUDE + r"""
 resolve "$1" "$2"
@@ -122,10 +135,12 @@ printf '%s %s\n' "$existed" "$(($(wc -c < "$P")))"
 
 # Shared by glob and grep: `list` prints regular files under "." (relative, no "./"),
 # skipping directories named in $EXCLUDES (slash-separated); ripgrep when $USE_RG=1 and rg
-# is installed (then ENGINE=rg), else find.
+# is installed (`pick_engine` sets ENGINE=rg), else find.
 _LIST = r"""
-ENGINE=find
-if [ "$USE_RG" = 1 ] && command -v rg >/dev/null 2>&1; then ENGINE=rg; fi
+pick_engine() {
+  ENGINE=find
+  if [ "$USE_RG" = 1 ] && command -v rg >/dev/null 2>&1; then ENGINE=rg; fi
+}
 list() {
   saved=$IFS; IFS=/; set -f; set -- $EXCLUDES; set +f; IFS=$saved
   n=$#
@@ -155,7 +170,7 @@ cap() {
 
 # $3 filter ERE ("" = all), $4 max paths, $5 use rg (1/0), $6 excluded dir names.
 GLOB = PRELUDE + _LIST + r"""
-USE_RG=$5; EXCLUDES=$6
+USE_RG=$5; EXCLUDES=$6; pick_engine
 resolve "$1" "$2"
 [ -e "$P" ] || fail 74 "$P"
 [ -d "$P" ] || fail 73 "$P"
@@ -168,7 +183,7 @@ list | select_files "$3" | LC_ALL=C sort | awk -v n="$4" '
 # $3 pattern for rg, $4 pattern for grep -E, $5 file filter ERE, $6 "i" to ignore case,
 # $7 context lines, $8 max lines, $9 use rg (1/0), ${10} excluded dir names.
 GREP = PRELUDE + _LIST + r"""
-USE_RG=$9; EXCLUDES=${10}; CTX=$7
+USE_RG=$9; EXCLUDES=${10}; CTX=$7; pick_engine
 resolve "$1" "$2"
 [ -e "$P" ] || fail 74 "$P"
 if [ "$6" = i ]; then ICASE=-i; else ICASE=; fi

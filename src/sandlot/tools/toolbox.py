@@ -8,13 +8,15 @@ edits of existing files need a prior read (the read-tracker); writes are atomic.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anyio
 from pydantic import BaseModel, ValidationError
 
 from ..errors import (
@@ -267,7 +269,8 @@ class Toolbox:
             raise ReadOnlyError(self._readonly_message(tool))
 
     async def _run(self, tool: str, script: str, args: list[str], *,
-                   stdin: bytes | None = None, limit: int = 4 << 20) -> ScriptResult:
+                   stdin: bytes | AsyncIterable[bytes] | None = None,
+                   limit: int = 4 << 20) -> ScriptResult:
         result = await run_script(self.sandbox, script, args, name=tool, env=self.env,
                                   stdin=stdin, timeout=self.timeout, limit=limit)
         if result.timed_out:
@@ -396,8 +399,7 @@ class Toolbox:
         ws, target = self._target(path, workspace)
         data = _encode(content, "write")
         mode = "any" if target in self.tracker else "new"
-        result = await self._run("write", scripts.WRITE,
-                                 [ws.root, target, mode, "", secrets.token_hex(8)], stdin=data)
+        result = await self._write_bytes("write", ws, target, mode, "", data)
         if result.exit_code != 0:
             raise self._fail("write", result, ws, path, target)
         existed, written = result.stdout.split()[:2]
@@ -444,9 +446,8 @@ class Toolbox:
                 "lines to make it unique, or pass replace_all=true to change every one",
                 count=count)
         updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
-        second = await self._run("edit", scripts.WRITE,
-                                 [ws.root, target, "any", digest.decode(), secrets.token_hex(8)],
-                                 stdin=_encode(updated, "edit"))
+        second = await self._write_bytes("edit", ws, target, "any", digest.decode(),
+                                         _encode(updated, "edit"))
         if second.exit_code != 0:
             raise self._fail("edit", second, ws, path, target)
         written = int(second.stdout.split()[1])
@@ -454,6 +455,27 @@ class Toolbox:
         return EditResult(tool="edit", text=f"Edited {rel} in workspace {ws.name}: "
                           f"{_count(replaced, 'replacement')}", workspace=ws.name, path=rel,
                           replacements=replaced, bytes_written=written)
+
+    async def _write_bytes(self, tool: str, ws: Workspace, target: str, mode: str,
+                           digest: str, data: bytes | AsyncIterable[bytes]) -> ScriptResult:
+        """The atomic write (temp file, then rename). If the write is interrupted -- timeout,
+        cancellation, a lost connection -- its temp file is removed, so neither a half file
+        nor litter stays behind; the target is untouched either way."""
+        token = secrets.token_hex(8)
+        try:
+            result = await self._run(tool, scripts.WRITE,
+                                     [ws.root, target, mode, digest, token], stdin=data)
+        except BaseException:
+            await self._discard(ws, target, token)
+            raise
+        if result.exit_code not in (0, *scripts.Exit):
+            await self._discard(ws, target, token)  # killed mid-write (e.g. by a signal)
+        return result
+
+    async def _discard(self, ws: Workspace, target: str, token: str) -> None:
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            await run_script(self.sandbox, scripts.DISCARD, [ws.root, target, token],
+                             name="write-cleanup", env=self.env, timeout=self.timeout)
 
     async def glob(self, pattern: str, path: str | None = None, *,
                    workspace: str | None = None) -> GlobResult:

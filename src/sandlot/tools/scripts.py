@@ -42,17 +42,27 @@ unset CDPATH
 fail() { code=$1; shift; printf '%s\n' "$*" >&2; exit "$code"; }
 resolve() {
   R=$(cd -P -- "$1" 2>/dev/null && pwd -P) || fail 70 "$1"
-  t=$2; rest=
-  while [ ! -e "$t" ] && [ ! -L "$t" ]; do
-    rest=/${t##*/}$rest; t=${t%/*}; [ -n "$t" ] || t=/
-  done
-  if [ -d "$t" ]; then
-    c=$(cd -P -- "$t" 2>/dev/null && pwd -P) || fail 71 "$t"
-  else
+  t=$2; rest=; hops=0
+  while :; do
+    while [ ! -e "$t" ] && [ ! -L "$t" ]; do
+      rest=/${t##*/}$rest; t=${t%/*}; [ -n "$t" ] || t=/
+    done
+    if [ -d "$t" ]; then
+      c=$(cd -P -- "$t" 2>/dev/null && pwd -P) || fail 71 "$t"
+      break
+    fi
     c=$(readlink -f "$t" 2>/dev/null) || c=
-    [ -n "$c" ] || fail 71 "$t"
-    [ -z "$rest" ] || fail 73 "$t"
-  fi
+    if [ -n "$c" ]; then [ -z "$rest" ] || fail 73 "$t"; break; fi
+    # A dangling symlink whose target's directory is missing too: follow it by hand.
+    [ -L "$t" ] || fail 71 "$t"
+    hops=$((hops + 1)); [ "$hops" -le 40 ] || fail 71 "$t"
+    l=$(readlink "$t") || fail 71 "$t"
+    case $l in /*) ;; *) l=${t%/*}/$l ;; esac
+    t=$l$rest; rest=
+  done
+  # Missing components come from our own (normalised) path or from a link target; a `..`
+  # among them would be applied only once the directories exist: refuse it.
+  case "$rest/" in */../*|*/./*) fail 72 "$t$rest" ;; esac
   [ "$c" = / ] && c=
   P=$c$rest; [ -n "$P" ] || P=/
   case "$P/" in "${R%/}"/*) ;; *) fail 72 "$P" ;; esac

@@ -1,0 +1,55 @@
+"""Fixtures for the toolbox tests: two workspaces (a Go module and a Node package) mounted
+into the shared sandbox of every registered backend (tests/backends: one line adds one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from sandlot import Sandbox
+from sandlot.tools import Toolbox
+from sandlot.workspaces import WorkspaceSet, mount
+from tests.helpers import require
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "toolbox"
+GO_SVC = FIXTURES / "go-svc"
+NODE_LIB = FIXTURES / "node-lib"
+
+
+@pytest.fixture
+async def workspaces(sandbox: Sandbox, workdir: str) -> WorkspaceSet:
+    """`primary` (Go module) and `extension` (Node package), copied in from the host."""
+    return await mount(sandbox, {"primary": GO_SVC, "extension": NODE_LIB}, under=workdir)
+
+
+@pytest.fixture
+def box(sandbox: Sandbox, workspaces: WorkspaceSet) -> Toolbox:
+    return Toolbox(sandbox, workspaces)
+
+
+@pytest.fixture(params=[True, False], ids=["rg", "fallback"])
+def use_ripgrep(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture
+async def has_rg(sandbox: Sandbox, backend: ModuleType) -> bool:
+    """Whether the sandbox has ripgrep (on this machine it must: setup.d installs it)."""
+    found = await sandbox.exec("command -v rg")
+    if backend.NAME.startswith("local"):
+        require(found.ok, "ripgrep not installed on this machine (scripts/setup.d/40-toolbox.sh)")
+    return found.ok
+
+
+@pytest.fixture
+def search_box(sandbox: Sandbox, workspaces: WorkspaceSet, use_ripgrep: bool) -> Toolbox:
+    """A toolbox that uses ripgrep where the sandbox has it, or one forced onto the fallback."""
+    return Toolbox(sandbox, workspaces, use_ripgrep=use_ripgrep)
+
+
+@pytest.fixture
+def engines(use_ripgrep: bool, has_rg: bool) -> tuple[str, str]:
+    """The (glob, grep) engines the results must report."""
+    return ("rg", "rg") if use_ripgrep and has_rg else ("find", "grep")

@@ -1,0 +1,84 @@
+"""bash in the workspace root: foreground results, timeouts, bounded output, background shells."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from sandlot import Sandbox
+from sandlot.errors import ToolError
+from sandlot.tools import Toolbox
+from sandlot.workspaces import WorkspaceSet
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_bash_runs_in_the_root_and_reports(box: Toolbox) -> None:
+    result = await box.bash("test -f go.mod && echo out; echo err >&2; exit 3",
+                            workspace="primary")
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    assert result.text == "out\n[stderr]\nerr\n[exit code 3]"
+    assert result.workspace == "primary" and not result.timed_out
+
+
+async def test_bash_timeout_ends_the_command(box: Toolbox) -> None:
+    result = await box.bash("echo started; sleep 30", timeout=1, workspace="primary")
+    assert result.timed_out and result.stdout == "started\n"
+    assert result.text.endswith(
+        "[timed out after 1s; the command and everything it started were ended]")
+
+
+async def test_bash_output_is_bounded_with_a_note(sandbox: Sandbox,
+                                                  workspaces: WorkspaceSet) -> None:
+    box = Toolbox(sandbox, workspaces, bash_output_bytes=1000)
+    result = await box.bash("seq 1 10000", workspace="primary")
+    assert result.truncated and result.stdout.endswith("9999\n10000\n")
+    assert len(result.stdout) <= 1000
+    assert result.text.splitlines()[0] == "[stdout cut: showing its last 1000 bytes]"
+
+
+async def test_background_shells_are_read_incrementally_and_killed(box: Toolbox) -> None:
+    started = await box.bash("echo one; echo warn >&2; sleep 60",
+                             background=True, workspace="extension")
+    shell_id = started.shell_id
+    assert shell_id == "shell-1" and started.exit_code is None
+    with anyio.fail_after(20):
+        seen = ""
+        while "warn" not in seen:
+            seen += (await box.bash_output(shell_id)).output
+            await anyio.sleep(0.05)
+    assert seen.splitlines() == ["one", "[stderr] warn"]
+    quiet = await box.bash_output(shell_id)
+    assert (quiet.status, quiet.output, quiet.exit_code) == ("running", "", None)
+    assert quiet.text == "(no new output)\n[shell shell-1: running]"
+    killed = await box.kill_shell(shell_id)
+    assert killed.status == "killed" and killed.exit_code == 137
+    after = await box.bash_output(shell_id)
+    assert after.status == "killed"
+
+
+async def test_a_background_shell_that_exits(box: Toolbox) -> None:
+    started = await box.bash("pwd; exit 4", background=True, workspace="primary")
+    assert started.shell_id is not None
+    collected = ""
+    with anyio.fail_after(20):
+        while True:
+            out = await box.bash_output(started.shell_id)
+            collected += out.output
+            if out.status != "running":
+                break
+            await anyio.sleep(0.05)
+    assert collected.endswith("/primary")
+    assert (out.status, out.exit_code) == ("exited", 4)
+    assert out.text.endswith("[shell shell-1: exited, exit code 4]")
+    again = await box.kill_shell(started.shell_id)
+    assert again.status == "exited"
+
+
+async def test_unknown_shells_and_closing(box: Toolbox) -> None:
+    with pytest.raises(ToolError) as info:
+        await box.bash_output("shell-99")
+    assert str(info.value) == 'bash_output: no background shell "shell-99"; known shells: none'
+    started = await box.bash("sleep 60", background=True, workspace="primary")
+    await box.aclose()
+    assert (await box.bash_output(started.shell_id or "")).status == "killed"

@@ -18,10 +18,22 @@ GO_SVC = FIXTURES / "go-svc"
 NODE_LIB = FIXTURES / "node-lib"
 
 
+@pytest.fixture(scope="session")
+async def pristine(sandbox: Sandbox) -> WorkspaceSet:
+    """The two fixture workspaces mounted once per sandbox, never changed."""
+    return await mount(sandbox, {"primary": GO_SVC, "extension": NODE_LIB},
+                       under=f"{sandbox.worktree}/toolbox-pristine")
+
+
 @pytest.fixture
-async def workspaces(sandbox: Sandbox, workdir: str) -> WorkspaceSet:
-    """`primary` (Go module) and `extension` (Node package), copied in from the host."""
-    return await mount(sandbox, {"primary": GO_SVC, "extension": NODE_LIB}, under=workdir)
+async def workspaces(sandbox: Sandbox, workdir: str, pristine: WorkspaceSet) -> WorkspaceSet:
+    """`primary` (Go module) and `extension` (Node package): this test's own copy.
+
+    One `cp -a` in the sandbox per test instead of a fresh mount (remote round trips add up).
+    """
+    roots = [w.root for w in pristine]
+    await sandbox.exec(["cp", "-a", *roots, workdir], check=True)
+    return WorkspaceSet({w.name: f"{workdir}/{w.name}" for w in pristine})
 
 
 @pytest.fixture

@@ -49,7 +49,7 @@ BUSYBOX = CACHE / "busybox-static" / "bin" / "busybox"
 INSTALL_HINT = "run scripts/setup.d/20-docker.sh (installs docker.io and a static busybox)"
 
 #: Bump when the image recipes below change, so cached images are rebuilt.
-RECIPE_VERSION = "3"
+RECIPE_VERSION = "4"
 
 #: Host directories the toolchain image gets read-only (those that exist on this host).
 TOOLCHAIN_HOST_DIRS = ["/usr", "/etc", "/root/.cargo", "/root/.rustup", "/root/.pyenv", "/root/go"]
@@ -442,11 +442,13 @@ def _busybox_rootfs(tar: tarfile.TarFile) -> None:
 
 
 def _toolchain_rootfs(tar: tarfile.TarFile) -> None:
-    # Debian is merged-/usr: /bin, /lib, ... are links into /usr, which the host lends.
-    for d in ("usr", "etc", "root", "proc", "sys", "dev", "var", "home"):
+    # Debian is merged-/usr: /bin, /lib, ... are links into /usr, which the host lends. /sbin
+    # stays a real directory: docker mounts its init at /sbin/docker-init, which must not land
+    # in the read-only /usr (PATH has /usr/sbin for the rest).
+    for d in ("usr", "etc", "root", "proc", "sys", "dev", "var", "home", "sbin"):
         _add_dir(tar, d)
     _add_dir(tar, "tmp", 0o1777)
-    for name in ("bin", "sbin", "lib", "lib64"):
+    for name in ("bin", "lib", "lib64"):
         _add_link(tar, name, f"usr/{name}")
 
 

@@ -24,6 +24,7 @@ from .core import Measurement, Unavailable, format_table
 SUITES: dict[str, str] = {
     "local": "bench.local_bench",
     "fake_coder": "bench.fake_coder_bench",
+    "docker": "bench.docker_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -74,7 +74,7 @@ async def test_engine_not_reachable_names_the_context() -> None:
 
 
 async def test_container_removed_from_outside(
-    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine
+    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine, tmp_path: Path
 ) -> None:
     sandbox = await make().create()
     process = await started(sandbox)
@@ -83,6 +83,11 @@ async def test_container_removed_from_outside(
         await process.wait()  # the command in flight
     with pytest.raises(SandboxGoneError, match=sandbox.name):
         await sandbox.exec("true")  # the next one
+    with pytest.raises(SandboxGoneError):
+        await sandbox.copy_out(f"{sandbox.worktree}/x", tmp_path / "x")
+    with pytest.raises(SandboxGoneError):
+        await sandbox.copy_in(tmp_path, f"{sandbox.worktree}/y")
+    assert list(tmp_path.iterdir()) == []  # no staging directory left
     await sandbox.close()  # delete of a container already gone is done, not an error
     assert sandbox.closed
 

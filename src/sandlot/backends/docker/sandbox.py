@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from collections.abc import AsyncIterable
+from pathlib import Path
 from typing import BinaryIO
 
 from ... import _shell
@@ -261,6 +263,20 @@ class DockerSandbox(Sandbox):
             # `docker exec -t` insists on a terminal as its stdin: give it a local PTY.
             return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
         return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
+
+    async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
+        """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).
+
+        Streams `docker cp` straight into a host tar (see copy.py); same contract as the base.
+        """
+        self._ensure_open()
+        source = _shell.validate_sandbox_path(sandbox_path, "copy_out source")
+        if not source.strip("/"):
+            await super().copy_out(source, host_path)  # the whole root: the generic path
+            return
+        from .copy import copy_out
+
+        await copy_out(self, source, Path(host_path))
 
     async def kill_group(self, pid: int) -> None:
         """SIGKILL the process group `pid` inside the container (as root: sudo'd commands too)."""

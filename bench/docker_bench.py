@@ -1,0 +1,201 @@
+"""The docker backend next to raw `docker exec` / `docker cp` and next to the local backend.
+
+Runs on the private engine of tests/docker_engine.py (started and stopped here). Every row is
+a ratio of two things measured interleaved in the same run:
+
+    python -m bench --only docker          # with the other suites' table
+    python -m bench.docker_bench [--quick] # this suite alone: bench/results/docker.{json,md}
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import sandlot
+from sandlot.backends.docker import DockerSandbox
+from tests import docker_engine
+
+from .core import Measurement, Unavailable, format_table, interleaved
+from .measures import Scratch, exec_latency, make_big_file, make_small_tree, raw_shell
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _engine() -> docker_engine.DockerEngine:
+    missing = docker_engine.missing_components()
+    if missing:
+        raise Unavailable(f"missing {missing}; {docker_engine.INSTALL_HINT}")
+    try:
+        return docker_engine.DockerEngine().start()
+    except docker_engine.EngineUnavailable as exc:
+        raise Unavailable(str(exc)) from exc
+
+
+async def _copy_pair(
+    name: str,
+    docker_box: DockerSandbox,
+    other: sandlot.Sandbox,
+    other_name: str,
+    source: Path,
+    label: str,
+    rounds: int,
+) -> Measurement:
+    counter = iter(range(1_000_000))
+
+    def copier(box: sandlot.Sandbox) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            dest = f"{box.worktree}/bench-{next(counter)}"
+            await box.copy_in(source, dest)
+            await box.exec(["rm", "-rf", dest], check=True)
+
+        return run
+
+    s, b = await interleaved(copier(docker_box), copier(other), rounds=rounds, warmup=1)
+    return Measurement("copy_in", name, f"copy_in {label}", other_name, s, b, "s",
+                       notes=_rate(source, s, b))
+
+
+def _rate(source: Path, s: float, b: float) -> str:
+    size = sum(p.stat().st_size for p in ([source] if source.is_file() else source.rglob("*"))
+               if p.is_file())
+    return f"{size / (1 << 20) / s:.0f} MiB/s vs {size / (1 << 20) / b:.0f} MiB/s"
+
+
+async def run(quick: bool = False) -> list[Measurement]:
+    engine = _engine()
+    try:
+        return await _measure(engine, quick)
+    finally:
+        engine.stop()
+
+
+async def _measure(engine: docker_engine.DockerEngine, quick: bool) -> list[Measurement]:
+    host = engine.host
+    image = engine.busybox_image()
+    rows: list[Measurement] = []
+    docker_bin = "docker"
+    provider = sandlot.docker(image, on_close="delete", docker_host=host)
+
+    async def raw_run_rm() -> None:
+        await raw_shell(
+            f"c=$({docker_bin} --host {host} run -d --init --network none --entrypoint sh "
+            f"{image} -c 'sleep 3600') && {docker_bin} --host {host} rm -f \"$c\" >/dev/null"
+        )
+
+    async def session() -> None:
+        async with provider.session() as box:
+            del box
+
+    s, b = await interleaved(session, raw_run_rm, rounds=3 if quick else 8, warmup=1)
+    rows.append(Measurement("create+close", "docker", "session() create+close",
+                            "docker run -d + rm -f", s, b, "s", target="~1x"))
+
+    async with provider.session() as box, sandlot.local().session() as local_box:
+        assert isinstance(box, DockerSandbox)
+        cid = box.container_id
+        dx = f"{docker_bin} --host {host}"
+
+        async def raw_exec() -> None:
+            await raw_shell(f"{dx} exec {cid} true")
+
+        rounds = 15 if quick else 40
+        rows.append(await exec_latency("docker", box, raw_exec, "docker exec C true",
+                                       rounds=rounds, target="~1x"))
+
+        async def local_exec() -> None:
+            await local_box.exec("true", check=True)
+
+        s, b = await interleaved(lambda: box.exec("true", check=True), local_exec, rounds=rounds)
+        rows.append(Measurement("exec latency", "docker", "exec('true')",
+                                "local backend exec('true')", s, b, "s",
+                                notes="the price of a container round trip"))
+
+        with Scratch() as scratch:
+            mib = 20 if quick else 200
+            files = 1000 if quick else 10_000
+            inputs = [
+                (make_big_file(scratch, mib), f"{mib} MiB file"),
+                (make_small_tree(scratch, files), f"{files:,} small files"),
+            ]
+            for source, label in inputs:
+                counter = iter(range(1_000_000))
+
+                async def ours(src: Path = source, counter: Iterator[int] = counter) -> None:
+                    dest = f"{box.worktree}/b-{next(counter)}"
+                    await box.copy_in(src, dest)
+                    await box.exec(["rm", "-rf", dest], check=True)
+
+                async def docker_cp(src: Path = source, counter: Iterator[int] = counter) -> None:
+                    dest = f"{box.worktree}/b-{next(counter)}"
+                    await box.exec(["mkdir", "-p", dest], check=True)
+                    what = f"-C '{src}' ." if src.is_dir() else f"-C '{src.parent}' '{src.name}'"
+                    await raw_shell(f"tar {what} -cf - | {dx} cp - {cid}:'{dest}'")
+                    await box.exec(["rm", "-rf", dest], check=True)
+
+                async def exec_tar(src: Path = source, counter: Iterator[int] = counter) -> None:
+                    dest = f"{box.worktree}/b-{next(counter)}"
+                    what = f"-C '{src}' ." if src.is_dir() else f"-C '{src.parent}' '{src.name}'"
+                    await raw_shell(f"tar {what} -cf - | {dx} exec -i {cid} sh -c "
+                                    f"'mkdir -p {dest} && tar -xf - -C {dest}'")
+                    await box.exec(["rm", "-rf", dest], check=True)
+
+                r = 2 if quick else 4
+                s, b = await interleaved(ours, docker_cp, rounds=r, warmup=1)
+                rows.append(Measurement("copy_in", "docker", f"copy_in {label}",
+                                        "tar | docker cp -", s, b, "s",
+                                        notes=_rate(source, s, b)))
+                s, b = await interleaved(ours, exec_tar, rounds=r, warmup=1)
+                rows.append(Measurement("copy_in", "docker", f"copy_in {label}",
+                                        "tar | docker exec -i tar x", s, b, "s",
+                                        notes=_rate(source, s, b)))
+                rows.append(await _copy_pair("docker", box, local_box, "local backend copy_in",
+                                             source, label, r))
+
+            big = inputs[0][0]
+            await box.copy_in(big, f"{box.worktree}/big.bin")
+            out_counter = iter(range(1_000_000))
+
+            async def ours_out() -> None:
+                await box.copy_out(f"{box.worktree}/big.bin",
+                                   scratch / f"o{next(out_counter)}" / "big.bin")
+
+            async def cp_out() -> None:
+                dest = scratch / f"o{next(out_counter)}"
+                dest.mkdir()
+                await raw_shell(f"{dx} cp {cid}:{box.worktree}/big.bin - | tar -xf - -C '{dest}'")
+
+            s, b = await interleaved(ours_out, cp_out, rounds=2 if quick else 4, warmup=1)
+            rows.append(Measurement("copy_out", "docker", f"copy_out {mib} MiB file",
+                                    "docker cp C:path - | tar x", s, b, "s",
+                                    notes=_rate(big, s, b)))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.docker_bench")
+    parser.add_argument("--quick", action="store_true", help="small inputs, few rounds")
+    args = parser.parse_args()
+    started = time.time()
+    rows = asyncio.run(run(args.quick))
+    table = format_table(rows)
+    print(table)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = "docker-quick" if args.quick else "docker"
+    (RESULTS / f"{stem}.md").write_text(table + "\n")
+    (RESULTS / f"{stem}.json").write_text(json.dumps({
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "duration_s": round(time.time() - started, 1),
+        "measurements": [r.as_dict() for r in rows],
+    }, indent=2) + "\n")  # fmt: skip
+    print(f"wrote {RESULTS / (stem + '.json')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

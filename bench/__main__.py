@@ -25,6 +25,7 @@ SUITES: dict[str, str] = {
     "local": "bench.local_bench",
     "fake_coder": "bench.fake_coder_bench",
     "docker": "bench.docker_bench",
+    "coder": "bench.coder_exec",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -55,6 +55,49 @@ def split_env(env: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     return passed, exported
 
 
+class PidAnnouncement:
+    """Splits a command's stderr into the pid line the shell prints first and the rest.
+
+    Anything on stderr that does not start with the marker came from the docker client, which
+    failed before the shell ran: it is kept apart (bounded) as `client_error`, never passed on.
+    """
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.client_error: bytearray | None = None
+        self._head = bytearray()
+
+    @property
+    def pending(self) -> bytes:
+        """What arrived before the pid line was complete (for an error message)."""
+        return bytes(self.client_error if self.client_error is not None else self._head)
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Take a stderr chunk; return the part that is the command's own stderr."""
+        if self.pid is not None:
+            return chunk
+        if self.client_error is not None:
+            if len(self.client_error) < _CLIENT_ERR_LIMIT:
+                self.client_error += chunk
+            return b""
+        self._head += chunk
+        marker = _shell.PID_MARKER
+        n = min(len(self._head), len(marker))
+        if self._head[:n] != marker[:n]:
+            self.client_error = self._head
+            return b""
+        line, sep, rest = bytes(self._head).partition(b"\n")
+        if not sep:
+            return b""
+        digits = line[len(marker) :]
+        if not digits.isdigit():
+            self.client_error = self._head
+            return b""
+        self.pid = int(digits)
+        self._head = bytearray()
+        return rest
+
+
 class DockerCommand(RunningCommand):
     """One `docker exec` client process and the command it runs inside the container."""
 
@@ -64,16 +107,14 @@ class DockerCommand(RunningCommand):
         self._sandbox = sandbox
         self._proc = proc
         self._spec = spec
-        self.pid: int | None = None
+        self._announcement = PidAnnouncement()
         self._announced = asyncio.Event()
-        self._head = bytearray()  # stderr before the pid line is complete
-        self._client_err: bytearray | None = None  # set when the command never started
         self._killed = False
+        self._tail = bytearray()  # last bytes of stderr, to spot a client failure at the end
         self._tasks = [
             asyncio.ensure_future(self._pump_out()),
             asyncio.ensure_future(self._pump_err()),
         ]
-        self._tail = bytearray()  # last bytes of stderr, to spot a client failure at the end
         if proc.stdin is not None:
             self._tasks.append(asyncio.ensure_future(self._feed(proc.stdin, spec.stdin)))
         self._done = asyncio.ensure_future(self._finish())
@@ -85,35 +126,20 @@ class DockerCommand(RunningCommand):
         while chunk := await self._proc.stdout.read(CHUNK):
             await self._spec.stdout(chunk)
 
+    @property
+    def pid(self) -> int | None:
+        """The command's pid (and process group) inside the container, once announced."""
+        return self._announcement.pid
+
     async def _pump_err(self) -> None:
         assert self._proc.stderr is not None
         while chunk := await self._proc.stderr.read(CHUNK):
-            if self._client_err is not None:
-                if len(self._client_err) < _CLIENT_ERR_LIMIT:
-                    self._client_err += chunk
-                continue
-            if self.pid is None:
-                chunk = self._take_announcement(chunk)
-                if not chunk:
-                    continue
-            self._tail = (self._tail + chunk)[-512:]
-            await self._spec.stderr(chunk)
-
-    def _take_announcement(self, chunk: bytes) -> bytes:
-        """Strip the pid line; return what follows it (or b"" while it is incomplete)."""
-        self._head += chunk
-        marker = _shell.PID_MARKER
-        n = min(len(self._head), len(marker))
-        if self._head[:n] != marker[:n]:
-            # The client failed before the shell ran: what it said is about docker.
-            self._client_err = self._head
-            return b""
-        line, sep, rest = bytes(self._head).partition(b"\n")
-        if not sep:
-            return b""
-        self.pid = int(line[len(marker) :])
-        self._announced.set()
-        return rest
+            own = self._announcement.feed(chunk)
+            if self._announcement.pid is not None:
+                self._announced.set()
+            if own:
+                self._tail = (self._tail + own)[-512:]
+                await self._spec.stderr(own)
 
     @staticmethod
     async def _feed(
@@ -146,7 +172,7 @@ class DockerCommand(RunningCommand):
         self._announced.set()  # nobody waits for a pid that will never come
         if self.pid is None and not self._killed:
             what = f"docker exec {self._spec.display!r}"
-            text = bytes(self._client_err or self._head).decode(errors="replace")
+            text = self._announcement.pending.decode(errors="replace")
             error = self._sandbox.cli.error(
                 text, what=what, container=self._sandbox.name, fallback=ProviderError
             )

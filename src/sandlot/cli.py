@@ -22,6 +22,7 @@ SUBCOMMANDS: list[str] = [
     "sandlot.commands.exec_cmd",
     "sandlot.verify.cli",
     "sandlot.commands.gc",
+    "sandlot.commands.serve",
 ]
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

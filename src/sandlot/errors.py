@@ -167,6 +167,82 @@ class RequirementsInstallError(CommandError):
         super().__init__(message, command=command, exit_code=exit_code, stderr=stderr)
 
 
+# --- The HTTP sandbox server's client (sandlot.server.client). ---
+
+
+class ServerRequestError(SandlotError):
+    """A request to a sandlot sandbox server failed; `status` is the HTTP status (None when no
+    answer came) and `error` the server's machine-readable code."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, error: str = "", url: str = ""
+    ) -> None:
+        self.status = status
+        self.error = error
+        self.url = url
+        super().__init__(message)
+
+
+class ServerAuthError(ServerRequestError):
+    """401: the bearer token is missing or wrong; pass the server's $SANDLOT_TOKEN."""
+
+
+class ServerBusyError(ServerRequestError):
+    """429 (too many runs at once) or 503 (shutting down, sandbox unavailable, overloaded):
+    retry later; `retry_after` is the server's hint in seconds, if it gave one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error: str = "",
+        url: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status, error=error, url=url)
+
+
+class ServerRateLimitedError(ServerBusyError):
+    """429: the server's limit of concurrent runs is reached."""
+
+
+class ServerUnavailableError(ServerBusyError):
+    """503: the server is shutting down or its sandbox does not answer."""
+
+
+class ServerRejectedError(ServerRequestError):
+    """413 or 422: the request was invalid or too large; the message says which limit."""
+
+
+class ServerInstallError(ServerRejectedError):
+    """422 `requirements_install_failed`: the code was not run; carries the installer's stderr."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        installer: str,
+        exit_code: int | None,
+        stderr: str,
+        status: int | None = 422,
+        url: str = "",
+    ) -> None:
+        self.installer = installer
+        self.exit_code = exit_code
+        self.stderr = _tail(stderr)
+        super().__init__(message, status=status, error="requirements_install_failed", url=url)
+
+
+class ServerTimeoutError(ServerRequestError):
+    """No answer within the client's timeout (or 504 from the server)."""
+
+
+class ServerUnreachableError(ServerRequestError):
+    """The server could not be reached (connection refused, DNS failure, reset)."""
+
+
 # --- Backends and the infrastructure under them. ---
 
 

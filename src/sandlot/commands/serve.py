@@ -1,0 +1,95 @@
+"""`sandlot serve`: the HTTP sandbox server in front of one sandbox of any provider."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ..cli import add_provider_arguments, provider_from_args
+from ..errors import ConfigurationError
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve POST /execute and GET /health over HTTP (needs sandlot[server])",
+        description="Create a sandbox, fix its runtime mode (python, golang, node or shell), "
+        "and run submitted code in it over HTTP until SIGTERM/SIGINT; then close the sandbox "
+        "as the provider's on_close says. Binding anything but loopback requires a bearer "
+        "token in $SANDLOT_TOKEN.",
+        epilog="examples:\n"
+        "  sandlot serve --port 8080\n"
+        "  SANDLOT_MODE=golang sandlot serve --provider docker --provider-config "
+        '\'{"image": "golang:1.22", "on_close": "delete"}\'\n'
+        "  SANDLOT_TOKEN=$(openssl rand -hex 24) sandlot serve --host 0.0.0.0\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_provider_arguments(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
+    parser.add_argument(
+        "--mode",
+        default=None,
+        help="python, golang, node or shell (default: $SANDLOT_MODE, else detected)",
+    )
+    parser.add_argument("--max-concurrency", type=int, help="runs at once (default 4)")
+    parser.add_argument("--max-timeout", type=float, help="largest timeout, seconds (default 300)")
+    parser.add_argument("--default-timeout", type=float, help="timeout if none given (default 30)")
+    parser.add_argument("--max-body-bytes", type=int, help="largest request body (default 1 MiB)")
+    parser.add_argument("--max-code-bytes", type=int, help="largest code (default 256 KiB)")
+    parser.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
+    parser.set_defaults(handler=run)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from pydantic import ValidationError
+
+    from ..modes import configured_mode
+    from ..server.settings import TOKEN_ENV, ServerSettings
+
+    values: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "mode": configured_mode(args.mode),
+        "token": os.environ.get(TOKEN_ENV) or None,
+        "log_level": args.log_level,
+    }
+    for name in ("max_concurrency", "max_timeout", "default_timeout", "max_body_bytes",
+                 "max_code_bytes"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    try:
+        return ServerSettings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigurationError(f"invalid server settings: {problems}") from None
+
+
+async def run(args: argparse.Namespace) -> int:
+    try:
+        from ..server.runner import SandboxServer
+    except ImportError as exc:
+        print(
+            f"sandlot serve needs the server extra ({exc.name} is missing): "
+            "pip install 'sandlot[server]'",
+            file=sys.stderr,
+        )
+        return 2
+    settings = _settings(args)
+    provider = provider_from_args(args)
+    print(f"sandlot serve: creating a {provider.name} sandbox", file=sys.stderr, flush=True)
+
+    def ready(server: SandboxServer) -> None:
+        assert server.service is not None
+        service = server.service
+        print(
+            f"sandlot serve: listening on {server.url} (mode={service.mode}, "
+            f"{service.runtime_version}, provider={service.sandbox.provider}, "
+            f"sandbox={service.sandbox.name})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return await SandboxServer(settings, provider).run(on_ready=ready)

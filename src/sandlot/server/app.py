@@ -1,0 +1,158 @@
+"""The FastAPI application: two routes over a `SandboxService`.
+
+The app does not own the sandbox: whoever made the service (see `runner.SandboxServer`)
+closes it, so the same app serves tests, `sandlot serve` and embedding alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from ..errors import (
+    ProviderError,
+    RequirementsInstallError,
+    RuntimeNotFoundError,
+    SandboxClosed,
+    SandlotError,
+)
+from .middleware import BearerAuth, BodyLimit
+from .models import ErrorResponse, ExecuteRequest, ExecuteResponse, HealthResponse
+from .service import Rejected, SandboxService
+
+#: Service outcome -> HTTP status.
+STATUS = {
+    "invalid": 422,
+    "too_large": 413,
+    "busy": 429,
+    "unavailable": 503,
+    "stuck": 504,
+}
+ERROR_CODE = {
+    "invalid": "invalid_request",
+    "too_large": "too_large",
+    "busy": "too_many_requests",
+    "unavailable": "unavailable",
+    "stuck": "sandbox_unresponsive",
+}
+
+
+def _error(status: int, error: str, detail: str, **extra: Any) -> JSONResponse:
+    body = ErrorResponse(error=error, detail=detail, **extra).model_dump(exclude_none=True)
+    headers = {"Retry-After": "1"} if status in (429, 503) else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _described(*codes: int) -> dict[int | str, dict[str, Any]]:
+    words = {
+        401: "Missing or wrong bearer token (only when the server has a token).",
+        413: "Request body or code larger than the server accepts.",
+        422: "Invalid request, or installing the requirements failed (error "
+        "'requirements_install_failed', with the installer's stderr).",
+        429: "The server's limit of concurrent runs is reached; retry after a moment.",
+        503: "The server is shutting down or its sandbox is unavailable.",
+        504: "The sandbox did not answer although the run's timeout had passed.",
+    }
+    return {code: {"model": ErrorResponse, "description": words[code]} for code in codes}
+
+
+def create_app(service: SandboxService) -> FastAPI:
+    """The ASGI app for one running `SandboxService`."""
+    settings = service.settings
+    app = FastAPI(
+        title="sandlot sandbox server",
+        version="1",
+        description="Runs submitted code in a sandbox, in the runtime of the server's mode "
+        f"(this one: {service.mode}). The contract is the same in every mode and on every "
+        "backend.",
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return _error(422, "invalid_request", problems or "invalid request")
+
+    @app.post(
+        "/execute",
+        response_model=ExecuteResponse,
+        responses=_described(401, 413, 422, 429, 503, 504),
+        summary="Run code in the server's mode",
+    )
+    async def execute(request: ExecuteRequest) -> ExecuteResponse | JSONResponse:
+        try:
+            result = await service.execute(request)
+        except Rejected as exc:
+            return _error(STATUS[exc.kind], ERROR_CODE[exc.kind], exc.detail)
+        except RequirementsInstallError as exc:
+            return _error(
+                422,
+                "requirements_install_failed",
+                str(exc).split("\nstderr (tail):", 1)[0],
+                installer=exc.installer,
+                exit_code=exc.exit_code,
+                stderr=exc.stderr,
+            )
+        except (SandboxClosed, ProviderError, RuntimeNotFoundError) as exc:
+            return _error(503, "sandbox_unavailable", str(exc))
+        except SandlotError as exc:
+            return _error(503, "sandbox_error", str(exc))
+        return ExecuteResponse(
+            stdout=result.stdout,
+            stderr=result.stderr,
+            exit_code=result.exit_code,
+            duration_ms=round(result.duration * 1000),
+            timed_out=result.timed_out,
+            truncated=result.truncated,
+        )
+
+    @app.get(
+        "/health",
+        response_model=HealthResponse,
+        responses={
+            **_described(401),
+            503: {"model": HealthResponse, "description": "The sandbox does not answer."},
+        },
+        summary="The server's mode, runtime version and provider",
+    )
+    async def health() -> HealthResponse | JSONResponse:
+        state = await service.health()
+        body = HealthResponse(
+            status="ok" if state.ok else "unavailable",
+            mode=state.mode,
+            runtime_version=state.runtime_version,
+            provider=state.provider,
+        )
+        if not state.ok:
+            return JSONResponse(body.model_dump(), status_code=503)
+        return body
+
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.token is not None:
+        # Added last, so it runs first: an unauthenticated request is refused before its
+        # body is read.
+        app.add_middleware(BearerAuth, token=settings.token.get_secret_value())
+        _declare_bearer(app)
+    return app
+
+
+def _declare_bearer(app: FastAPI) -> None:
+    """Say in the OpenAPI document that every operation needs the bearer token."""
+    original = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = original()
+            schema.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer"}
+            }
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,105 @@
+"""ASGI middleware that acts before any body is read: bearer auth and the body size bound."""
+
+from __future__ import annotations
+
+import hmac
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+async def send_error(send: Send, status: int, error: str, detail: str, **headers: str) -> None:
+    """Answer with the server's JSON error shape (see models.ErrorResponse)."""
+    body = json.dumps({"error": error, "detail": detail}).encode()
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((k.lower().replace("_", "-").encode(), v.encode()) for k, v in headers.items()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BearerAuth:
+    """Every HTTP request must carry `Authorization: Bearer <token>`, compared in constant time."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = b""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                given = value
+                break
+        # The scheme is case-insensitive (RFC 7235); the token is not.
+        scheme, _, rest = given.partition(b" ")
+        normalized = b"Bearer " + rest.strip() if scheme.lower() == b"bearer" else given
+        if not hmac.compare_digest(normalized, self._expected):
+            await send_error(
+                send,
+                401,
+                "unauthorized",
+                "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the "
+                "server's $SANDLOT_TOKEN",
+                www_authenticate="Bearer",
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """Refuse request bodies over `limit` bytes with 413, by header or while reading.
+
+    The body is read here, before the app runs (it is small by construction), so an
+    oversized body never reaches the JSON parser and the answer is always a clean 413.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    def _detail(self) -> str:
+        return f"request body exceeds this server's limit of {self.limit} bytes; send less code"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared > self.limit:
+                    await send_error(send, 413, "too_large", self._detail())
+                    return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before sending its body
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await send_error(send, 413, "too_large", self._detail())
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

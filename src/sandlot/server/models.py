@@ -1,0 +1,83 @@
+"""The wire format of the sandbox server, shared by the server and its client (pydantic only).
+
+The response shapes are a contract: identical in every mode and on every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+#: Hard caps that hold whatever the server's settings say (the settings may only be lower).
+MAX_REQUIREMENTS = 64
+MAX_REQUIREMENT_LENGTH = 512
+#: A sanity cap on the timeout field; the server's own maximum is usually far lower.
+TIMEOUT_CAP = 86400.0
+
+
+def _unicode(value: str) -> str:
+    # JSON allows lone surrogates ("\ud800"), which no file or process can take.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(_unicode)]
+Requirement = Annotated[
+    str, Field(min_length=1, max_length=MAX_REQUIREMENT_LENGTH), AfterValidator(_unicode)
+]
+
+
+class ExecuteRequest(BaseModel):
+    """Code to run in the server's mode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: Text = Field(description="The program text, in the server's mode's language.")
+    requirements: list[Requirement] = Field(
+        default_factory=list,
+        max_length=MAX_REQUIREMENTS,
+        description="Packages to install first (python: PyPI specifiers, node: npm specs); "
+        "ignored in golang and shell modes.",
+    )
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=TIMEOUT_CAP,
+        allow_inf_nan=False,
+        description="Seconds for the whole run, install included; at most the server's "
+        "maximum. Default: the server's default timeout.",
+    )
+
+
+class ExecuteResponse(BaseModel):
+    """What a run produced. A failing program is still a 200: see exit_code and stderr."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    duration_ms: int
+    timed_out: bool
+    truncated: bool
+
+
+class HealthResponse(BaseModel):
+    """The server's mode and runtime, and whether its sandbox answers."""
+
+    status: Literal["ok", "unavailable"]
+    mode: str
+    runtime_version: str
+    provider: str
+
+
+class ErrorResponse(BaseModel):
+    """Every non-2xx answer of the server (except uvicorn's own 503 when overloaded)."""
+
+    error: str = Field(description="A stable machine-readable code, e.g. 'too_many_requests'.")
+    detail: str = Field(description="What went wrong and what to do about it.")
+    installer: str | None = None
+    exit_code: int | None = None
+    stderr: str | None = None

@@ -1,0 +1,127 @@
+"""Run the server: make the sandbox, fix the mode, serve with uvicorn, close the sandbox.
+
+The sandbox's `on_close` is applied however the server ends: normal exit, SIGTERM or SIGINT
+(also while the sandbox is still being created), or a failed start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+
+import anyio
+import uvicorn
+
+from ..errors import register_secret
+from ..provider import IsolatedSandboxProvider
+from .app import create_app
+from .service import SandboxService
+from .settings import ServerSettings
+
+
+class SandboxServer:
+    """One server process's life. `run()` returns the exit status; `stop()` ends it (any thread)."""
+
+    def __init__(self, settings: ServerSettings, provider: IsolatedSandboxProvider) -> None:
+        settings.check_binding()
+        if settings.token is not None:
+            register_secret(settings.token.get_secret_value())
+        self.settings = settings
+        self.provider = provider
+        self.url: str | None = None
+        self.service: SandboxService | None = None
+        self._uvicorn: uvicorn.Server | None = None
+        self._startup = anyio.CancelScope()
+        self._signal: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def stop(self) -> None:
+        """Ask the server to shut down (thread-safe); the sandbox is then closed by `run()`."""
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self._startup.cancel)
+
+    async def run(self, on_ready: Callable[[SandboxServer], None] | None = None) -> int:
+        """Serve until stopped. Raises start-up errors (e.g. `RuntimeNotFoundError`) after the
+        sandbox was closed; returns 0, or 128+signal when a signal ended it during start-up."""
+        self._loop = asyncio.get_running_loop()
+        with self._signals():
+            sandbox = None
+            try:
+                with self._startup:
+                    sandbox = await self.provider.create()
+                    self.service = await SandboxService.start(sandbox, self.settings)
+                if self.service is None:
+                    return 128 + (self._signal or signal.SIGTERM)
+                await self._serve(self.service, on_ready)
+                return 0
+            finally:
+                if self.service is not None:
+                    self.service.closing = True
+                if sandbox is not None:
+                    with anyio.CancelScope(shield=True):
+                        await sandbox.close()
+
+    async def _serve(
+        self, service: SandboxService, on_ready: Callable[[SandboxServer], None] | None
+    ) -> None:
+        config = uvicorn.Config(
+            create_app(service),
+            host=self.settings.host,
+            port=self.settings.port,
+            log_level=self.settings.log_level,
+            limit_concurrency=self.settings.max_connections,
+            timeout_graceful_shutdown=int(self.settings.shutdown_grace) or None,
+            lifespan="off",
+            server_header=False,
+        )
+        server = _Server(config, lambda: self._ready(on_ready))
+        self._uvicorn = server
+        await server.serve()
+
+    def _ready(self, on_ready: Callable[[SandboxServer], None] | None) -> None:
+        assert self._uvicorn is not None
+        sockname = self._uvicorn.servers[0].sockets[0].getsockname()
+        host = f"[{sockname[0]}]" if ":" in sockname[0] else sockname[0]
+        self.url = f"http://{host}:{sockname[1]}"
+        if on_ready is not None:
+            on_ready(self)
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        """SIGTERM/SIGINT end the start-up cleanly; while serving, uvicorn takes them over and,
+        when done, hands them back here (instead of dying before the sandbox is closed)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, _frame: FrameType | None) -> None:
+            self._signal = signum
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._startup.cancel)
+
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling when it listens (the port may have been chosen by the OS)."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_started()

@@ -38,7 +38,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-timeout", type=float, help="largest timeout, seconds (default 300)")
     parser.add_argument("--default-timeout", type=float, help="timeout if none given (default 30)")
     parser.add_argument("--max-body-bytes", type=int, help="largest request body (default 1 MiB)")
-    parser.add_argument("--max-code-bytes", type=int, help="largest code (default 256 KiB)")
+    parser.add_argument(
+        "--max-code-chars", type=int, help="longest code, characters (default 262144)"
+    )
+    parser.add_argument(
+        "--shutdown-grace", type=float, help="seconds running requests get on SIGTERM (default 10)"
+    )
     parser.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     parser.set_defaults(handler=run)
 
@@ -57,7 +62,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "log_level": args.log_level,
     }
     for name in ("max_concurrency", "max_timeout", "default_timeout", "max_body_bytes",
-                 "max_code_bytes"):
+                 "max_code_chars", "shutdown_grace"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     try:
@@ -68,6 +73,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 async def run(args: argparse.Namespace) -> int:
+    settings = _settings(args)  # bad flags fail before the heavy imports below
     try:
         from ..server.runner import SandboxServer
     except ImportError as exc:
@@ -77,7 +83,6 @@ async def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    settings = _settings(args)
     provider = provider_from_args(args)
     print(f"sandlot serve: creating a {provider.name} sandbox", file=sys.stderr, flush=True)
 

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (
     ProviderError,
@@ -48,9 +49,11 @@ def _error(status: int, error: str, detail: str, **extra: Any) -> JSONResponse:
 
 def _described(*codes: int) -> dict[int | str, dict[str, Any]]:
     words = {
+        400: "The body could not be read as JSON text.",
         401: "Missing or wrong bearer token (only when the server has a token).",
-        413: "Request body or code larger than the server accepts.",
-        422: "Invalid request, or installing the requirements failed (error "
+        413: "Request body larger than the server accepts.",
+        422: "Invalid request (including code, requirements or timeout beyond this server's "
+        "limits), or installing the requirements failed (error "
         "'requirements_install_failed', with the installer's stderr).",
         429: "The server's limit of concurrent runs is reached; retry after a moment.",
         503: "The server is shutting down or its sandbox is unavailable.",
@@ -70,6 +73,13 @@ def create_app(service: SandboxService) -> FastAPI:
         "backend.",
     )
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI's own refusals (a body that is not UTF-8 JSON, an unknown route) in the
+        # server's one error shape.
+        code = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}
+        return _error(exc.status_code, code.get(exc.status_code, "http_error"), str(exc.detail))
+
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
@@ -81,7 +91,7 @@ def create_app(service: SandboxService) -> FastAPI:
     @app.post(
         "/execute",
         response_model=ExecuteResponse,
-        responses=_described(401, 413, 422, 429, 503, 504),
+        responses=_described(400, 401, 413, 422, 429, 503, 504),
         summary="Run code in the server's mode",
     )
     async def execute(request: ExecuteRequest) -> ExecuteResponse | JSONResponse:
@@ -137,21 +147,30 @@ def create_app(service: SandboxService) -> FastAPI:
         # Added last, so it runs first: an unauthenticated request is refused before its
         # body is read.
         app.add_middleware(BearerAuth, token=settings.token.get_secret_value())
-        _declare_bearer(app)
+    _document_this_server(app, service)
     return app
 
 
-def _declare_bearer(app: FastAPI) -> None:
-    """Say in the OpenAPI document that every operation needs the bearer token."""
+def _document_this_server(app: FastAPI, service: SandboxService) -> None:
+    """State this server's own limits and auth in its OpenAPI document, so a client (or a
+    fuzzer) can tell a valid request from one this server will refuse."""
     original = app.openapi
+    settings = service.settings
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = original()
-            schema.setdefault("components", {})["securitySchemes"] = {
-                "bearer": {"type": "http", "scheme": "bearer"}
-            }
-            schema["security"] = [{"bearer": []}]
+            fields = schema["components"]["schemas"]["ExecuteRequest"]["properties"]
+            fields["code"]["maxLength"] = settings.max_code_chars
+            fields["requirements"]["maxItems"] = settings.max_requirements
+            for option in fields["timeout"].get("anyOf", [fields["timeout"]]):
+                if option.get("type") == "number":
+                    option["maximum"] = settings.max_timeout
+            if settings.token is not None:
+                schema["components"]["securitySchemes"] = {
+                    "bearer": {"type": "http", "scheme": "bearer"}
+                }
+                schema["security"] = [{"bearer": []}]
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -86,8 +86,9 @@ class SandboxClient:
         body: dict[str, Any] = {"code": code, "requirements": list(requirements)}
         if timeout is not None:
             body["timeout"] = timeout
-        # The server may take the whole run timeout (its default when None) before answering.
-        wait = max(self.timeout, (timeout or 0) + ANSWER_MARGIN)
+        # The server may take the whole run timeout before answering. Without one, the run
+        # gets the server's default timeout, which the client does not know: `self.timeout`.
+        wait = self.timeout if timeout is None else max(self.timeout, timeout + ANSWER_MARGIN)
         return await self._call("POST", "/execute", ExecuteResponse, json=body, wait=wait)
 
     async def health(self) -> HealthResponse:

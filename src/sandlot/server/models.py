@@ -26,8 +26,12 @@ def _unicode(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_unicode)]
+#: A package specifier: never an installer option (leading '-'), never more than one line.
+REQUIREMENT_PATTERN = r"^[^\s\x00-][^\x00\n\r]*$"
 Requirement = Annotated[
-    str, Field(min_length=1, max_length=MAX_REQUIREMENT_LENGTH), AfterValidator(_unicode)
+    str,
+    Field(min_length=1, max_length=MAX_REQUIREMENT_LENGTH, pattern=REQUIREMENT_PATTERN),
+    AfterValidator(_unicode),
 ]
 
 

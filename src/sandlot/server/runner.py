@@ -36,21 +36,31 @@ class SandboxServer:
         self.url: str | None = None
         self.service: SandboxService | None = None
         self._uvicorn: uvicorn.Server | None = None
-        self._startup = anyio.CancelScope()
+        self._startup: anyio.CancelScope | None = None
+        self._stop_requested = False
         self._signal: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def stop(self) -> None:
         """Ask the server to shut down (thread-safe); the sandbox is then closed by `run()`."""
+        self._stop_requested = True
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
-        elif self._loop is not None:
-            self._loop.call_soon_threadsafe(self._startup.cancel)
+        else:
+            self._cancel_startup()
+
+    def _cancel_startup(self) -> None:
+        scope, loop = self._startup, self._loop
+        if scope is not None and loop is not None:
+            loop.call_soon_threadsafe(scope.cancel)
 
     async def run(self, on_ready: Callable[[SandboxServer], None] | None = None) -> int:
         """Serve until stopped. Raises start-up errors (e.g. `RuntimeNotFoundError`) after the
         sandbox was closed; returns 0, or 128+signal when a signal ended it during start-up."""
         self._loop = asyncio.get_running_loop()
+        self._startup = anyio.CancelScope()
+        if self._stop_requested:
+            self._startup.cancel()
         with self._signals():
             sandbox = None
             try:
@@ -103,8 +113,7 @@ class SandboxServer:
 
         def handler(signum: int, _frame: FrameType | None) -> None:
             self._signal = signum
-            if self._loop is not None:
-                self._loop.call_soon_threadsafe(self._startup.cancel)
+            self._cancel_startup()
 
         previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
         try:

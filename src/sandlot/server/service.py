@@ -65,12 +65,12 @@ class SandboxService:
 
     def check(self, request: ExecuteRequest) -> float:
         """Apply the limits that do not need a slot; returns the run's timeout."""
-        size = len(request.code.encode())
-        if size > self.settings.max_code_bytes:
+        size = len(request.code)
+        if size > self.settings.max_code_chars:
             raise Rejected(
-                "too_large",
-                f"code is {size} bytes; this server accepts at most "
-                f"{self.settings.max_code_bytes} bytes",
+                "invalid",
+                f"code is {size} characters; this server accepts at most "
+                f"{self.settings.max_code_chars}",
             )
         if len(request.requirements) > self.settings.max_requirements:
             raise Rejected(

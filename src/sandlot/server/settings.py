@@ -38,8 +38,9 @@ class ServerSettings(BaseModel):
     """Runtime mode; None: `$SANDLOT_MODE`, else detected in the sandbox at start-up."""
     max_body_bytes: int = Field(default=1 << 20, gt=0)
     """Largest request body accepted (413 beyond)."""
-    max_code_bytes: int = Field(default=256 << 10, gt=0)
-    """Largest `code` accepted, in UTF-8 bytes (413 beyond)."""
+    max_code_chars: int = Field(default=256 << 10, gt=0)
+    """Longest `code` accepted, in characters (422 beyond; stated as maxLength in the OpenAPI
+    document). The body limit bounds the bytes."""
     default_timeout: float = Field(default=30.0, gt=0, le=TIMEOUT_CAP)
     """Timeout of a run whose request names none, in seconds."""
     max_timeout: float = Field(default=300.0, gt=0, le=TIMEOUT_CAP)

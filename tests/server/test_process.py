@@ -1,0 +1,165 @@
+"""`sandlot serve` as a real process: start-up, SIGTERM shutdown, start-up failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.helpers import require_binary
+
+STARTUP = 120.0
+
+
+class ServeProcess:
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def wait_for(self, needle: str, timeout: float = STARTUP) -> str:
+        while True:
+            line = self._queue.get(timeout=timeout)
+            if line is None:
+                raise AssertionError(f"serve exited before {needle!r}:\n{self.output}")
+            if needle in line:
+                return line
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+
+@contextmanager
+def sandlot_serve(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[ServeProcess]:
+    config = json.dumps({"type": "local", "root": str(root), "on_close": "delete"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandlot", "serve", "--port", "0", "--provider-config", config,
+         "--log-level", "info", *args],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    try:
+        yield ServeProcess(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(30)
+
+
+def url_of(line: str) -> str:
+    return line.split("listening on ", 1)[1].split()[0]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    made = tmp_path / "sandboxes"
+    made.mkdir()
+    return made
+
+
+def test_sigterm_closes_the_sandbox(root: Path) -> None:
+    require_binary("bash")
+    with sandlot_serve(root, "--mode", "shell") as serve:
+        url = url_of(serve.wait_for("listening on"))
+        assert len(list(root.iterdir())) == 1  # the sandbox's worktree
+        answer = httpx.post(f"{url}/execute", json={"code": "echo $((6 * 7))"}, timeout=60)
+        assert answer.json()["stdout"] == "42\n"
+        serve.proc.send_signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0, serve.output
+    assert list(root.iterdir()) == [], "on_close=delete did not run"
+
+
+def test_sigterm_during_a_run_ends_it_and_closes(root: Path) -> None:
+    require_binary("bash")
+    with sandlot_serve(root, "--mode", "shell", "--shutdown-grace", "1") as serve:
+        url = url_of(serve.wait_for("listening on"))
+        worktree = next(root.iterdir())
+        pid_file = worktree / "run.pid"
+        outcome: list[object] = []
+
+        def long_run() -> None:
+            code = f"ps -o pgid= $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}; sleep 300"
+            try:
+                outcome.append(
+                    httpx.post(f"{url}/execute", json={"code": code, "timeout": 280}, timeout=120)
+                )
+            except httpx.HTTPError as exc:
+                outcome.append(exc)
+
+        client = threading.Thread(target=long_run)
+        client.start()
+        for _ in range(600):
+            if pid_file.exists():
+                break
+            threading.Event().wait(0.05)
+        pgid = int(pid_file.read_text())
+        serve.proc.send_signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0, serve.output
+        client.join(60)
+        assert not client.is_alive() and outcome, "the client hung"
+    assert list(root.iterdir()) == []
+    assert live_members(pgid) == []  # the run's whole process group is gone
+
+
+def live_members(pgid: int) -> list[int]:
+    """Processes of a group that are not zombies (init here may be slow to reap them)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command: state, ppid, pgrp, ...
+        state, _ppid, group = stat.rsplit(")", 1)[1].split()[:3]
+        if int(group) == pgid and state != "Z":
+            alive.append(int(entry.name))
+    return alive
+
+
+def test_missing_runtime_fails_start_up_clearly(root: Path, tmp_path: Path) -> None:
+    only_sh = tmp_path / "only-sh"
+    only_sh.mkdir()
+    (only_sh / "sh").symlink_to(os.path.realpath(require_binary("sh")))
+    with sandlot_serve(root, "--mode", "golang", env={"PATH": str(only_sh)}) as serve:
+        assert serve.proc.wait(60) == 1
+        serve.wait_for("not found", timeout=10)
+    assert "mode=golang but 'go' not found in PATH" in serve.output
+    assert "Traceback" not in serve.output
+    assert list(root.iterdir()) == []  # the sandbox was closed
+
+
+def test_public_bind_without_token_is_refused(root: Path) -> None:
+    env = {"SANDLOT_TOKEN": ""}
+    with sandlot_serve(root, "--host", "0.0.0.0", "--mode", "shell", env=env) as serve:
+        assert serve.proc.wait(60) == 1
+    assert "SANDLOT_TOKEN" in serve.output
+    assert list(root.iterdir()) == []  # refused before any sandbox was made
+
+
+def test_unknown_mode_lists_the_valid_ones(root: Path) -> None:
+    with sandlot_serve(root, "--mode", "cobol") as serve:
+        assert serve.proc.wait(60) == 1
+    assert "valid modes: python, golang, node, shell" in serve.output

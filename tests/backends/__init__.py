@@ -4,10 +4,10 @@ manager that sets up whatever the backend needs (an engine, a fake deployment) a
 
 Select a subset with SANDLOT_TEST_BACKENDS=local,docker (default: all registered).
 
-A backend module may also expose `toolchain_provider()` (same shape as `provider()`): sandboxes
-that have python3 (with pip), uv, go, node with npm, and bash on PATH, and reach PyPI and the
-npm registry. tests/modes and the server tests run on every selected backend that has one, so
-adding a remote backend to them is that one function in its module.
+A backend module may also expose `toolchain_provider(**options) -> IsolatedSandboxProvider`:
+sandboxes with python3 (with pip), go, node with npm and bash on PATH. tests/modes runs on every
+selected backend that has one; what the mode tests add on top (uv, a network to reach PyPI and
+npm) is one entry in tests/modes/conftest.py::MODE_OPTIONS.
 """
 
 from __future__ import annotations

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 import sandlot
 
 SHARED_PIDS = True
+
+#: The project's uv, alone in its directory (scripts/setup.d/40-uv.sh).
+UV_BIN = str(Path(__file__).resolve().parents[2] / ".tools" / "uv" / "bin")
 
 
 @asynccontextmanager
@@ -13,12 +19,7 @@ async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     yield sandlot.local()
 
 
-@asynccontextmanager
-async def toolchain_provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
-    """Local sandboxes that also see the project's uv (scripts/setup.d/40-uv.sh)."""
-    import os
-    import sys
-
-    path = os.environ.get("PATH", "")
-    venv_bin = os.path.dirname(sys.executable)
-    yield sandlot.local(env={"PATH": f"{venv_bin}:{path}"})
+def toolchain_provider(**options: Any) -> sandlot.IsolatedSandboxProvider:
+    """Local sandboxes that also have the project's uv on PATH."""
+    env = {"PATH": f"{UV_BIN}:{os.environ.get('PATH', '')}", **options.pop("env", {})}
+    return sandlot.local(env=env, **options)

@@ -8,29 +8,24 @@ to it over real HTTP. The SIGTERM tests start `sandlot serve` as a real subproce
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
+import itertools
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
-import sandlot
 from sandlot import IsolatedSandboxProvider
 from sandlot.server.runner import SandboxServer
 from sandlot.server.settings import ServerSettings
+from tests.backends.local import toolchain_provider
 from tests.helpers import require_binary
 
 START_TIMEOUT = 120.0
-
-
-def toolchain_provider(**options: Any) -> IsolatedSandboxProvider:
-    """Local sandboxes that also see the project's uv (as tests/backends/local.py does)."""
-    path = f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}"
-    return sandlot.local(env={"PATH": path}, **options)
 
 
 @contextmanager
@@ -91,3 +86,12 @@ async def http(server: SandboxServer, **kwargs: Any) -> AsyncIterator[httpx.Asyn
     assert server.url is not None
     async with httpx.AsyncClient(base_url=server.url, timeout=120, **kwargs) as client:
         yield client
+
+
+async def wait_for_path(path: Path, timeout: float = 30.0) -> None:
+    """Until a file a run in the sandbox makes appears (the run has really started)."""
+    with anyio.fail_after(timeout):
+        for _ in itertools.count():
+            if path.exists():
+                return
+            await anyio.sleep(0.05)

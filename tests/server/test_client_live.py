@@ -18,7 +18,7 @@ from sandlot import (
 )
 from sandlot.server.client import SandboxClient
 from sandlot.server.runner import SandboxServer
-from tests.server.conftest import serve
+from tests.server.conftest import serve, wait_for_path
 
 pytestmark = pytest.mark.anyio
 
@@ -73,9 +73,7 @@ async def test_busy_server_and_client_timeout(server: SandboxServer) -> None:
                     await client.execute(code)
 
             group.start_soon(hold)
-            with anyio.fail_after(30):
-                while not flag.exists():
-                    await anyio.sleep(0.05)
+            await wait_for_path(flag)
             with pytest.raises(ServerRateLimitedError) as busy:
                 await client.execute("pass")
             assert busy.value.retry_after == 1.0

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from sandlot.server.runner import SandboxServer
-from tests.server.conftest import http, serve
+from tests.server.conftest import http, serve, wait_for_path
 
 pytestmark = pytest.mark.anyio
 
@@ -184,9 +184,7 @@ async def test_concurrency_beyond_the_bound_is_429_at_once(
             )
 
         group.start_soon(occupy)
-        with anyio.fail_after(30):
-            while not flag.exists():
-                await anyio.sleep(0.05)
+        await wait_for_path(flag)
         extra = await client.post("/execute", json={"code": "echo extra"})
         assert extra.status_code == 429
         assert extra.json()["error"] == "too_many_requests"

@@ -47,7 +47,9 @@ async def test_execute_sends_the_request_and_parses_the_result(mock: respx.MockR
         result = await client.execute("print('hi')", requirements=["six"], timeout=5)
     assert result.stdout == "hi\n" and result.exit_code == 0 and result.duration_ms == 12
     sent = route.calls.last.request
-    assert json.loads(sent.content) == {"code": "print('hi')", "requirements": ["six"], "timeout": 5}
+    assert json.loads(sent.content) == {
+        "code": "print('hi')", "requirements": ["six"], "timeout": 5,
+    }
     assert sent.headers["authorization"] == f"Bearer {TOKEN}"
     # The HTTP wait covers the run's own timeout plus a margin.
     assert sent.extensions["timeout"]["read"] == max(60.0, 5 + ANSWER_MARGIN)
@@ -62,7 +64,10 @@ async def test_timeout_is_omitted_when_not_given(mock: respx.MockRouter) -> None
 
 
 async def test_health(mock: respx.MockRouter) -> None:
-    body = {"status": "ok", "mode": "golang", "runtime_version": "go version go1.22", "provider": "docker"}
+    body = {
+        "status": "ok", "mode": "golang", "runtime_version": "go version go1.22",
+        "provider": "docker",
+    }
     mock.get("/health").respond(200, json=body)
     async with SandboxClient(BASE) as client:
         report = await client.health()

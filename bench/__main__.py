@@ -26,6 +26,7 @@ SUITES: dict[str, str] = {
     "fake_coder": "bench.fake_coder_bench",
     "docker": "bench.docker_bench",
     "coder": "bench.coder_exec",
+    "server": "bench.server_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

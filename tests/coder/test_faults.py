@@ -201,3 +201,22 @@ async def test_owner_slash_name_of_another_user(fake: FakeDeployment) -> None:
         assert (await sb.exec("echo shared")).stdout == "shared\n"
     assert fake.status("theirs") == "stopped"
     fake.cli("delete", "otheruser/theirs", "--yes")
+
+
+async def test_workspace_stopped_from_outside_is_not_restarted(fake: FakeDeployment) -> None:
+    async with _provider(fake, connect_timeout=10).session() as sandbox:
+        await anyio.to_thread.run_sync(lambda: fake.cli("stop", "fault", "--yes"))
+        with pytest.raises(ConnectionLostError, match="must be started"):
+            with anyio.fail_after(60):
+                await sandbox.exec("echo never")
+        assert fake.status("fault") == "stopped"  # a reconnect did not quietly start it
+    assert fake.find("fault") is None  # on_close="delete" still applied
+
+
+async def test_windows_agent_is_refused(fake: FakeDeployment) -> None:
+    from sandlot.testing import AgentSpec
+
+    fake.fake.add_template("win", agents=[AgentSpec("main", operating_system="windows")])
+    with pytest.raises(CoderAgentError, match="runs Windows"):
+        await _provider(fake, template="win").create()
+    assert fake.find("fault") is None

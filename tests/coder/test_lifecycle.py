@@ -106,30 +106,35 @@ async def test_create_with_every_option(
     assert deployment.find(name) is None
 
 
-@pytest.mark.parametrize("form", ["name", "owner/name", "owner option", "uuid"])
 async def test_attach_by_every_reference(
-    deployment: Deployment, recorder: ArgvRecorder, made: list[str], form: str
+    deployment: Deployment, tmp_path: Path, made: list[str]
 ) -> None:
     name = fresh_name("att")
     made.append(name)
     ws = deployment.create_workspace(name, deployment.template(SINGLE))
-    options = {
+    forms = {
         "name": {"workspace": name},
-        "owner/name": {"workspace": f"{deployment.username}/{name}"},
-        "owner option": {"workspace": name, "owner": deployment.username},
+        "owner-slash-name": {"workspace": f"{deployment.username}/{name}"},
+        "owner-option": {"workspace": name, "owner": deployment.username},
         "uuid": {"workspace": ws["id"]},
-    }[form]
-    provider = deployment.provider(on_close="leave", coder_binary=str(recorder.path), **options)
-    async with provider.session() as sandbox:
-        assert isinstance(sandbox, CoderSandbox)
-        assert sandbox.workspace_id == ws["id"]
-        assert (await sandbox.exec("echo attached")).stdout == "attached\n"
-    # A running workspace is used as it is: never created, started, stopped or deleted.
-    assert not {"create", "start", "stop", "delete"} & set(recorder.verbs())
+    }
+    for form, options in forms.items():
+        (tmp_path / form).mkdir(parents=True)
+        recorder = ArgvRecorder(deployment.binary, tmp_path / form)
+        provider = deployment.provider(on_close="leave", coder_binary=str(recorder.path),
+                                       **options)
+        async with provider.session() as sandbox:
+            assert isinstance(sandbox, CoderSandbox)
+            assert sandbox.workspace_id == ws["id"], form
+            assert (await sandbox.exec("echo attached")).stdout == "attached\n"
+        # A running workspace is used as it is: never created, started, stopped or deleted.
+        assert not {"create", "start", "stop", "delete"} & set(recorder.verbs()), form
+        # Every command names the workspace as owner/name, whatever form was given.
+        [ssh] = [c for c in recorder.calls() if c[0] == "ssh"]
+        assert ssh == [
+            "ssh", "--stdio", "--disable-autostart", f"{deployment.username}/{name}.main"
+        ], form
     assert deployment.status(name) == "running"
-    # Every command names the workspace as owner/name, whatever form was given.
-    [ssh] = [c for c in recorder.calls() if c[0] == "ssh"]
-    assert ssh == ["ssh", "--stdio", f"{deployment.username}/{name}.main"]
 
 
 async def test_attach_starts_a_stopped_workspace_and_stop_restores_it(
@@ -185,7 +190,7 @@ async def test_on_close_is_applied_exactly(
     assert name in caplog.text  # the log does talk about the workspace
 
 
-async def test_several_agents_need_a_name(deployment: Deployment) -> None:
+async def test_several_agents_need_a_name(deployment: Deployment, made: list[str]) -> None:
     template = deployment.template(MULTI)
     name = fresh_name("multi")
     provider = deployment.provider(template=template, workspace_name=name, on_close="delete")
@@ -196,15 +201,18 @@ async def test_several_agents_need_a_name(deployment: Deployment) -> None:
     assert "aux" in str(caught.value) and "main" in str(caught.value)
     assert deployment.find(name) is None  # on_close="delete" applied to the failed create
 
-    wrong = deployment.provider(template=template, agent="nope", on_close="delete")
+    name = fresh_name("multi")
+    made.append(name)
+    deployment.create_workspace(name, template)
+    wrong = deployment.provider(workspace=name, agent="nope", on_close="leave")
     with pytest.raises(CoderAgentSelectionError, match=r"no agent named 'nope'.*aux"):
         await wrong.create()
-
-    chosen = deployment.provider(template=template, agent="aux", on_close="delete")
+    chosen = deployment.provider(workspace=name, agent="aux", on_close="leave")
     async with chosen.session() as sandbox:
         assert isinstance(sandbox, CoderSandbox) and sandbox.agent == "aux"
         result = await sandbox.exec(["printenv", "CODER_WORKSPACE_AGENT_NAME"])
         assert result.stdout == "aux\n"
+    assert deployment.status(name) == "running"
 
 
 async def test_attach_failure_puts_a_stopped_workspace_back(
@@ -247,22 +255,21 @@ async def test_default_worktree_without_an_agent_directory_is_under_home(
 
 
 async def test_explicit_workdir_and_env(deployment: Deployment) -> None:
-    async with deployment.provider(
-        template=deployment.template(SINGLE), on_close="delete",
-        env={"SANDLOT_FROM_OPTIONS": "opt", "SHARED": "options"},
-    ).session() as probe:
-        home = (await probe.exec("printf %s \"$HOME\"")).stdout
-    workdir = f"{home}/custom dir/wt"
+    root = f"/tmp/sandlot-test-{secrets.token_hex(4)}"
+    workdir = f"{root}/custom dir/wt"
     async with deployment.provider(
         template=deployment.template(SINGLE), on_close="delete", workdir=workdir,
         env={"SANDLOT_FROM_OPTIONS": "opt", "SHARED": "options"},
     ).session() as sandbox:
-        assert sandbox.worktree == workdir
-        assert (await sandbox.exec("pwd")).stdout == workdir + "\n"
-        result = await sandbox.exec(
-            'printf "%s %s" "$SANDLOT_FROM_OPTIONS" "$SHARED"', env={"SHARED": "call"}
-        )
-        assert result.stdout == "opt call"  # the call's env wins over the options'
+        try:
+            assert sandbox.worktree == workdir
+            assert (await sandbox.exec("pwd")).stdout == workdir + "\n"
+            result = await sandbox.exec(
+                'printf "%s %s" "$SANDLOT_FROM_OPTIONS" "$SHARED"', env={"SHARED": "call"}
+            )
+            assert result.stdout == "opt call"  # the call's env wins over the options'
+        finally:
+            await sandbox.exec(["rm", "-rf", root])
 
 
 async def test_a_cancelled_create_still_applies_on_close(deployment: Deployment) -> None:

@@ -131,8 +131,12 @@ class CoderCLI:
         return [self.path, *args]
 
     def ssh_stdio_argv(self, target: str) -> list[str]:
-        """The ProxyCommand: raw SSH to `<workspace>.<agent>` on stdio, messages on stderr."""
-        return self.argv("ssh", "--stdio", target)
+        """The ProxyCommand: raw SSH to `<workspace>.<agent>` on stdio, messages on stderr.
+
+        `--disable-autostart`: only create()/start() start workspaces; a reconnect must not
+        quietly restart a workspace someone stopped.
+        """
+        return self.argv("ssh", "--stdio", "--disable-autostart", target)
 
     async def run(
         self, *args: str, timeout: float | None = None, sandbox: str = "", check: bool = True

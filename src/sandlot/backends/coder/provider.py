@@ -89,6 +89,7 @@ _FATAL_PROXY = (
     "has no agents",
     "is deleted",
     "failed state",
+    "workspace must be started",
 )
 
 
@@ -261,6 +262,13 @@ class CoderProvider(IsolatedSandboxProvider):
                 )
             if build.status == BUILD_RUNNING and workspace.agents:
                 agent = _select_agent(workspace, opts.agent)
+                if agent.operating_system == "windows":
+                    raise CoderAgentError(
+                        f"agent {agent.name!r} of workspace {reference!r} runs Windows; sandlot "
+                        "needs a POSIX shell (sh) in the workspace",
+                        agent=agent.name, status=agent.status,
+                        lifecycle_state=agent.lifecycle_state, sandbox=reference,
+                    )
                 state = agent.lifecycle_state
                 last = f"agent {agent.name!r}: status={agent.status}, lifecycle_state={state}"
                 if state in LIFECYCLE_SHUTTING_DOWN:
@@ -431,7 +439,7 @@ def _fatal_proxy_error(exc: SSHConnectError, target: str) -> Exception:
             "or pass coder_url= and session_token=",
             provider="coder", sandbox=target,
         )
-    if "Resource not found" in stderr or "is deleted" in stderr:
+    if any(t in stderr for t in ("Resource not found", "is deleted", "must be started")):
         return CoderWorkspaceNotFoundError(
             f"`coder ssh --stdio {target}`: the workspace is gone ({reason})",
             stderr=stderr, sandbox=target,

@@ -7,7 +7,7 @@ Select a subset with SANDLOT_TEST_BACKENDS=local,docker (default: all registered
 A backend module may also expose `toolchain_provider(**options) -> IsolatedSandboxProvider`:
 sandboxes with python3 (with pip), go, node with npm and bash on PATH. tests/modes runs on every
 selected backend that has one; what the mode tests add on top (uv, a network to reach PyPI and
-npm) is one entry in tests/modes/conftest.py::MODE_OPTIONS.
+npm) is one entry in tests/toolchains.py::MODE_OPTIONS.
 """
 
 from __future__ import annotations

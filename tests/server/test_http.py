@@ -12,6 +12,7 @@ import pytest
 
 from sandlot.server.runner import SandboxServer
 from tests.server.conftest import http, serve, wait_for_path
+from tests.toolchains import provider_for, toolchain_backends
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +53,21 @@ async def test_every_mode_same_contract(mode_servers: dict[str, SandboxServer], 
         assert set(body) == EXECUTE_KEYS
         assert (body["stdout"], body["exit_code"], body["timed_out"]) == (expected, 2, False)
         assert isinstance(body["duration_ms"], int) and body["duration_ms"] >= 0
+
+
+@pytest.mark.parametrize("backend", toolchain_backends())
+async def test_same_contract_on_every_backend(runtimes: None, backend: str) -> None:
+    provider = provider_for(backend)  # skips (fails in CI) when the backend cannot run here
+    with serve(provider, mode="shell") as server:
+        async with http(server) as client:
+            health = (await client.get("/health")).json()
+            assert set(health) == HEALTH_KEYS
+            assert (health["status"], health["mode"]) == ("ok", "shell")
+            assert health["provider"] == provider.name
+            code, expected = PROGRAMS["shell"]
+            body = (await client.post("/execute", json={"code": code})).json()
+            assert set(body) == EXECUTE_KEYS
+            assert (body["stdout"], body["exit_code"]) == (expected, 2)
 
 
 async def test_wrong_language_is_the_runtimes_error(

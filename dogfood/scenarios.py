@@ -65,7 +65,9 @@ async def exec_streaming(ctx: Context) -> None:
     script = (
         "echo ready; echo 'to stderr' >&2; i=0; "
         f"while [ ! -e {q(gate)} ]; do i=$((i+1)); "
-        "if [ $i -gt 1200 ]; then echo 'gate never opened' >&2; exit 3; fi; sleep 0.05; done; "
+        "if [ $i -gt 1200 ]; then echo 'gate never opened' >&2; exit 3; fi; "
+        # A sleep without fractions fails at once; fall back to whole seconds.
+        "sleep 0.05 2>/dev/null || sleep 1; done; "
         "n=1; while [ $n -le 100 ]; do echo line-$n; n=$((n+1)); done"
     )
     proc = await sb.start(script, on_stdout=on_stdout, on_stderr=err.append, timeout=120)

@@ -147,6 +147,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
     started = time.time()
+    load = os.getloadavg()
     rows = await run(args.quick)
     table = format_table(rows)
     rps = "\n".join(
@@ -155,13 +156,14 @@ async def main(argv: list[str] | None = None) -> int:
         for r in rows
         if r.extra
     )
+    rps += f"\n(load average at start: {load[0]:.1f} on {os.cpu_count()} CPUs)"
     print(table + "\n\n" + rps)
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "server-quick" if args.quick else "server"
     report = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "duration_s": round(time.time() - started, 1),
-        "machine": {"cpus": os.cpu_count(), "load_avg_at_start": os.getloadavg()},
+        "machine": {"cpus": os.cpu_count(), "load_avg_at_start": load},
         "measurements": [r.as_dict() for r in rows],
     }
     (args.out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")

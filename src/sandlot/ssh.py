@@ -44,6 +44,14 @@ KILL_GRACE = 5.0
 PID_WAIT = 5.0
 _PROXY_STDERR_KEEP = 16 << 10
 _STDIN_DONE = object()
+_CIPHERS = [
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-ctr",
+    "aes192-ctr",
+    "aes256-ctr",
+]
 
 
 class SSHConnectError(ConnectionLostError):
@@ -154,6 +162,8 @@ class SSHOptions:
     connect_timeout: float = 30.0
     keepalive_interval: float = 15.0
     keepalive_count_max: int = 4
+    #: Largest SSH packet we accept (bigger packets: fewer per-packet costs on bulk output).
+    max_packet: int = 256 << 10
     provider: str = ""
     sandbox: str = ""
     #: Extra `asyncssh.connect` keyword arguments (e.g. ciphers for a benchmark).
@@ -223,6 +233,10 @@ class SSHConnection:
                     host_based_auth=False,
                     pkcs11_provider=None,
                     compression_algs=None,
+                    # AES-GCM first: the fastest cipher asyncssh has (via `cryptography`); the
+                    # rest keep any server (OpenSSH, Go's x/crypto/ssh in coder's agent) happy.
+                    encryption_algs=_CIPHERS,
+                    max_pktsize=opts.max_packet,
                     keepalive_interval=opts.keepalive_interval,
                     keepalive_count_max=opts.keepalive_count_max,
                     login_timeout=opts.connect_timeout,
@@ -505,6 +519,50 @@ def _exit_code(
     return 255
 
 
+class PidAnnouncement:
+    """Takes the `PID_MARKER<pid>\\n` line off the front of a stderr stream.
+
+    The line may arrive split over several reads; anything that does not look like it is
+    passed through untouched (a command started without an announcement loses nothing).
+    """
+
+    #: Longest announcement line we wait for before deciding there is none.
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.done = False
+        self._head = bytearray()
+
+    def feed(self, data: bytes) -> bytes:
+        """Bytes of `data` that belong to the stream (not to the announcement)."""
+        if self.done:
+            return data
+        self._head += data
+        marker = _shell.PID_MARKER
+        prefix = bytes(self._head[: len(marker)])
+        if not marker.startswith(prefix):
+            return self.finish()
+        newline = self._head.find(b"\n")
+        if newline < 0:
+            return self.finish() if len(self._head) > self.LIMIT else b""
+        line, rest = bytes(self._head[:newline]), bytes(self._head[newline + 1 :])
+        digits = line[len(marker) :]
+        if not digits.isdigit():
+            return self.finish()
+        self.pid = int(digits)
+        self.done = True
+        self._head.clear()
+        return rest
+
+    def finish(self) -> bytes:
+        """No (more) announcement: give back what was held."""
+        self.done = True
+        data = bytes(self._head)
+        self._head.clear()
+        return data
+
+
 class SSHCommand(RunningCommand):
     """One exec channel: streams to the spec's sinks, knows its remote PID, ends its group."""
 
@@ -524,12 +582,11 @@ class SSHCommand(RunningCommand):
         self._on_stderr = on_stderr
         self._pid: int | None = None
         self._pid_known = asyncio.Event()
-        self._marker_pending = announce_pid
-        self._head = bytearray()
+        self._announcement = PidAnnouncement() if announce_pid else None
         self._killed = False
         self._pumps = [
             asyncio.ensure_future(self._pump(process.stdout, self._deliver_out)),
-            asyncio.ensure_future(self._pump(process.stderr, self._deliver_err)),
+            asyncio.ensure_future(self._pump_stderr()),
         ]
         self._feeder = asyncio.ensure_future(self._feed(stdin))
         self._done = asyncio.ensure_future(self._finish())
@@ -542,42 +599,14 @@ class SSHCommand(RunningCommand):
         await self._on_stdout(data)
 
     async def _deliver_err(self, data: bytes) -> None:
-        if self._marker_pending:
-            data = self._strip_marker(data)
+        if self._announcement is not None and not self._announcement.done:
+            data = self._announcement.feed(data)
+            if self._announcement.done:
+                self._pid = self._announcement.pid
+                self._pid_known.set()
             if not data:
                 return
         await self._on_stderr(data)
-
-    def _strip_marker(self, data: bytes) -> bytes:
-        """Take the PID announcement off the front of stderr (it may arrive in pieces)."""
-        self._head += data
-        marker = _shell.PID_MARKER
-        if not self._head.startswith(marker[: len(self._head)]) and not self._head.startswith(
-            marker
-        ):
-            return self._give_up_marker()
-        newline = self._head.find(b"\n")
-        if newline < 0:
-            if len(self._head) > 64:
-                return self._give_up_marker()
-            return b""
-        line = bytes(self._head[:newline])
-        rest = bytes(self._head[newline + 1 :])
-        self._head.clear()
-        self._marker_pending = False
-        digits = line[len(marker):]
-        if line.startswith(marker) and digits.isdigit():
-            self._pid = int(digits)
-            self._pid_known.set()
-            return rest
-        return line + b"\n" + rest
-
-    def _give_up_marker(self) -> bytes:
-        self._marker_pending = False
-        self._pid_known.set()
-        data = bytes(self._head)
-        self._head.clear()
-        return data
 
     async def _pump(
         self, stream: asyncssh.SSHReader[bytes], deliver: Callable[[bytes], Any]
@@ -587,9 +616,13 @@ class SSHCommand(RunningCommand):
                 await deliver(chunk)
         except (asyncssh.Error, OSError, asyncio.IncompleteReadError):
             pass  # the connection went away: _finish reports it
-        if self._marker_pending and self._head:
-            data = self._give_up_marker()
-            await self._on_stderr(data)
+
+    async def _pump_stderr(self) -> None:
+        await self._pump(self._process.stderr, self._deliver_err)
+        if self._announcement is not None and not self._announcement.done:
+            leftover = self._announcement.finish()
+            if leftover:
+                await self._on_stderr(leftover)
         self._pid_known.set()
 
     async def _feed(self, source: bytes | AsyncIterable[bytes] | None) -> None:

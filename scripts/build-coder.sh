@@ -7,19 +7,30 @@
 #   scripts/build-coder.sh            build (or reuse) and print the binary's path
 #   SANDLOT_CODER_VERSION=v2.x.y ...  another release (its `go` line must suit our Go)
 #
+# Why v2.26.0 (scripts/coder-version): its `go` line (1.24.6) suits our Go and every module its build needs
+# is served by the module proxy reachable here. Newer ones were tried: v2.27.0 needs
+# a pseudo-version of github.com/coder/boundary that the proxy refuses (403), v2.27.1
+# and v2.28.0 are refused whole, and v2.27.3 is missing from the checksum database.
+#
 # Why not `go install ...@version`: coder's go.mod has `replace` directives, which
 # `go install` refuses; so the module is downloaded, copied somewhere writable and
 # built in place. The default build (no `slim` tag) keeps `coder server`; without
 # the `embed` tag the web UI is a placeholder, which the tests do not need.
 set -euo pipefail
 
-version=${SANDLOT_CODER_VERSION:-v2.27.0}
+# The pinned release lives in one file, read by this script and the test harness.
+version=${SANDLOT_CODER_VERSION:-$(cat "$(dirname "$0")/coder-version")}
 module=github.com/coder/coder/v2
 cache_root=${SANDLOT_CODER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sandlot/coder}
 dest_dir=$cache_root/$version
 dest=$dest_dir/coder
 
-if [ -x "$dest" ]; then
+# Beside the binary: the provisioner protocol's .proto from the same release, which
+# the test harness compiles to encode templates for the echo provisioner.
+proto_rel=provisionersdk/proto/provisioner.proto
+proto=$dest_dir/proto/$proto_rel
+
+if [ -x "$dest" ] && [ -f "$proto" ]; then
   echo "$dest"
   exit 0
 fi
@@ -44,6 +55,12 @@ src=$(printf '%s' "$json" | python3 -c 'import json, sys; d = json.load(sys.stdi
   exit 1
 }
 t1=$(now)
+mkdir -p "$(dirname "$proto")"
+cp "$src/$proto_rel" "$proto.tmp" && chmod u+w "$proto.tmp" && mv "$proto.tmp" "$proto"
+if [ -x "$dest" ]; then
+  echo "$dest"
+  exit 0
+fi
 
 # The module cache is read-only; the build needs a writable tree of its own.
 cp -r "$src" "$work/src"

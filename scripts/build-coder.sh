@@ -7,10 +7,12 @@
 #   scripts/build-coder.sh            build (or reuse) and print the binary's path
 #   SANDLOT_CODER_VERSION=v2.x.y ...  another release (its `go` line must suit our Go)
 #
-# Why v2.26.0 (scripts/coder-version): its `go` line (1.24.6) suits our Go and every module its build needs
-# is served by the module proxy reachable here. Newer ones were tried: v2.27.0 needs
-# a pseudo-version of github.com/coder/boundary that the proxy refuses (403), v2.27.1
-# and v2.28.0 are refused whole, and v2.27.3 is missing from the checksum database.
+# Why v2.27.0 (scripts/coder-version): the newest release found whose build works
+# with what is reachable here, and the first with `coder whoami -o json` (sandlot's
+# preflight; v2.26.0 has no --output on whoami). Its `go` line (1.24.6) suits our Go.
+# It needs one patch (below): a dependency of an experimental subcommand is refused
+# by the proxy. Others tried: v2.26.0 builds unpatched; v2.27.1 and v2.28.0 are
+# refused whole by the proxy; v2.27.3 is missing from the checksum database.
 #
 # Why not `go install ...@version`: coder's go.mod has `replace` directives, which
 # `go install` refuses; so the module is downloaded, copied somewhere writable and
@@ -66,6 +68,18 @@ fi
 cp -r "$src" "$work/src"
 chmod -R u+w "$work/src"
 cd "$work/src"
+
+# Per-release patches, each as small as possible and checked to have applied.
+case "$version" in
+  v2.27.0)
+    # `coder exp boundary` (experimental, unused by sandlot) imports a pseudo-version
+    # of github.com/coder/boundary that the module proxy here refuses (403). Drop
+    # that one subcommand; every command sandlot uses is built as released.
+    rm cli/exp_boundary.go cli/exp_boundary_test.go
+    grep -q '^		r.boundary(),$' cli/root.go || { log "patch for $version no longer applies"; exit 1; }
+    sed -i '/^		r.boundary(),$/d' cli/root.go
+    ;;
+esac
 
 log "downloading the build's dependencies"
 nice -n 15 go list -deps ./cmd/coder >/dev/null

@@ -95,6 +95,9 @@ class AgentSupervisor:
     def running_agent_ids(self) -> set[str]:
         return set(self._running)
 
+    def services(self) -> list[Service]:
+        return list(self._running.values())
+
     def _list_workspaces(self) -> list[dict[str, object]]:
         req = urllib.request.Request(
             f"{self._url}/api/v2/workspaces?limit=0",

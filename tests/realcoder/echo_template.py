@@ -6,7 +6,8 @@ template archive. For each step it reads `<i>.<transition>.<step>.protobuf`, or
 else `<i>.<step>.protobuf`, for i = 0, 1, ... until a file is missing; `Log`
 messages become build log lines, and the first `*Complete` message ends the step.
 Steps: `parse` (transition "unspecified"), `plan` and `apply` (transitions
-"start", "stop", "delete").
+"start", "stop", "destroy": the proto enum's names, lower-cased; the API calls
+the last one "delete").
 
 We write per-transition files so a workspace looks like a Terraform one: the
 start transition has a compute resource carrying the agents, stop keeps only a
@@ -26,8 +27,10 @@ grpcio-tools, so no generated code of coder's lives in this repository.
 from __future__ import annotations
 
 import importlib.util
+import io
 import subprocess
 import sys
+import tarfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +122,7 @@ def write_template(pb: Any, spec: EchoTemplate, dest: Path) -> Path:
         agents=[_agent(pb, spec, a) for a in spec.agents],
     )
     volume = pb.Resource(name="home", type="null_resource")
-    resources = {"start": [compute, volume], "stop": [volume], "delete": []}
+    resources = {"start": [compute, volume], "stop": [volume], "destroy": []}
 
     put("0.parse.protobuf", pb.Response(parse=pb.ParseComplete()))
     for transition, res in resources.items():
@@ -134,3 +137,16 @@ def write_template(pb: Any, spec: EchoTemplate, dest: Path) -> Path:
             pb.Response(apply=pb.ApplyComplete(resources=res)),
         )
     return dest
+
+
+def tar_directory(directory: Path) -> bytes:
+    """The files of `directory` (flat) as an uncompressed tar, as the CLI uploads."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path in sorted(directory.iterdir()):
+            info = tarfile.TarInfo(path.name)
+            data = path.read_bytes()
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()

@@ -31,9 +31,9 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from .agents import AgentSupervisor
-from .echo_template import EchoTemplate, compile_proto, write_template
+from .echo_template import EchoTemplate, compile_proto, tar_directory, write_template
 from .postgres import Postgres
-from .procs import Service, free_port, run, wait_until
+from .procs import Service, descendants, free_port, run, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO / "scripts" / "coder-version"
@@ -48,8 +48,8 @@ DEFAULT_TEMPLATES = (
 
 
 def pinned_version() -> str:
-    """The coder release the project pins (scripts/coder-version)."""
-    return VERSION_FILE.read_text().strip()
+    """The coder release to run: $SANDLOT_CODER_VERSION, else the pin (scripts/coder-version)."""
+    return os.environ.get("SANDLOT_CODER_VERSION") or VERSION_FILE.read_text().strip()
 
 
 def cache_dir(version: str | None = None) -> Path:
@@ -310,22 +310,31 @@ class RealCoder:
     def _push_template(self, spec: EchoTemplate) -> None:
         assert self._pb is not None
         directory = write_template(self._pb, spec, self.root / "templates" / spec.name)
-        out = self.coder(
-            "templates",
-            "push",
-            spec.name,
-            "--directory",
-            str(directory),
-            "--test.provisioner",
-            "echo",
-            "--ignore-lockfile",
-            "--yes",
+        # As a tar on stdin (`--directory -`): given a directory, the CLI refuses
+        # one without .tf files, but the echo provisioner needs none.
+        out = subprocess.run(
+            [
+                str(self.binary),
+                "templates",
+                "push",
+                spec.name,
+                "--directory",
+                "-",
+                "--test.provisioner",
+                "echo",
+                "--yes",
+            ],
+            env=self.cli_env(),
+            input=tar_directory(directory),
+            capture_output=True,
             timeout=180,
+            check=False,
         )
         if out.returncode != 0:
             raise RuntimeError(
                 f"pushing template {spec.name} failed ({out.returncode}):\n"
-                f"{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+                f"{out.stdout.decode(errors='replace')[-2000:]}\n"
+                f"{out.stderr.decode(errors='replace')[-2000:]}"
             )
 
     def _agent_token(self, agent_id: str) -> str:
@@ -337,6 +346,20 @@ class RealCoder:
         if not token:
             raise RuntimeError(f"no agent {agent_id} in the database")
         return token
+
+    def process_ids(self) -> set[int]:
+        """Every process this deployment runs now (services and their descendants)."""
+        services: list[Service] = [s for s in (self._server,) if s is not None]
+        if self._pg is not None and self._pg.service is not None:
+            services.append(self._pg.service)
+        if self._agents is not None:
+            services.extend(self._agents.services())
+        pids: set[int] = set()
+        for service in services:
+            if service.proc is not None and service.proc.poll() is None:
+                pids.add(service.proc.pid)
+                pids.update(descendants(service.proc.pid))
+        return pids
 
     def agent_errors(self) -> list[str]:
         """What the agent supervisor ran into (agents that died, API errors)."""

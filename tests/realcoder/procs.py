@@ -7,6 +7,7 @@ children; a normal stop also sweeps every descendant, so nothing is left running
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import signal
@@ -109,10 +110,8 @@ def descendants(pid: int) -> dict[int, str]:
 def _kill_if_same(pid: int, start_time: str) -> None:
     entry = _proc_table().get(pid)
     if entry is not None and entry[1] == start_time:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @dataclass
@@ -169,10 +168,8 @@ class Service:
             return
         family = descendants(proc.pid)
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(self.stop_signal)
-            except ProcessLookupError:
-                pass
             deadline = time.monotonic() + grace
             # Keep collecting descendants while it shuts down: children that
             # outlive it are reparented and would be forgotten otherwise.
@@ -183,10 +180,8 @@ class Service:
                 family.update(descendants(proc.pid))
                 proc.kill()
             proc.wait()
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         for pid, start_time in family.items():
             _kill_if_same(pid, start_time)
 

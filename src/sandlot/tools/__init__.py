@@ -1,4 +1,5 @@
-"""Agent tools over named workspaces: read, write, edit, glob, grep, bash.
+"""Agent tools over named workspaces: read, write, edit, glob, grep, bash, and the verify
+tools (run_tests, run_lint, run_typecheck, run_script) in the chosen workspace.
 
     from sandlot.tools import Toolbox
 
@@ -25,6 +26,7 @@ from .models import (
     WriteResult,
 )
 from .toolbox import DEFAULT_EXCLUDES, TOOLS, ReadTracker, Toolbox, ToolSpec
+from .verify_tools import VerifyResult
 
 __all__ = [
     "DEFAULT_EXCLUDES",
@@ -42,5 +44,6 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolbox",
+    "VerifyResult",
     "WriteResult",
 ]

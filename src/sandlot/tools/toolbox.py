@@ -56,6 +56,14 @@ from .parse import parse_listing, parse_search
 from .patterns import glob_to_ere, pcre_to_ere
 from .runner import ScriptResult, run_script
 from .shells import ShellRegistry
+from .verify_tools import (
+    RunScriptArgs,
+    VerifyArgs,
+    VerifyResult,
+    render_findings,
+    render_script,
+    render_tests,
+)
 
 #: Directories glob and grep do not descend into (unless the search starts inside one):
 #: version-control metadata and dependency trees, which drown every search.
@@ -98,6 +106,15 @@ TOOLS: dict[str, ToolSpec] = {
                  BashOutputArgs, True),
         ToolSpec("kill_shell", "End a background shell and every process it started.",
                  KillShellArgs, True),
+        ToolSpec("run_tests", "Run the project's whole test suite in the workspace (go test, "
+                 "cargo test, the package.json test script, pytest) and return passed/failed "
+                 "counts and each failure with its file and line.", VerifyArgs, True),
+        ToolSpec("run_lint", "Run the project's linter in the workspace (golangci-lint, "
+                 "clippy, eslint, ruff) and return its findings.", VerifyArgs, True),
+        ToolSpec("run_typecheck", "Run the project's type checker in the workspace (go vet, "
+                 "cargo check, tsc, mypy) and return its findings.", VerifyArgs, True),
+        ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
+                 "package manager.", RunScriptArgs, True),
     ]
 }
 
@@ -548,6 +565,55 @@ class Toolbox:
         return GrepResult(tool="grep", text=text, workspace=ws.name, pattern=pattern,
                           lines=lines, files=files, binary_files=binary, truncated=truncated,
                           engine=grep_engine)
+
+    # ---- verify tools (sandlot.verify, language detected in the chosen root) -------------
+
+    async def run_tests(self, language: str | None = None, *,
+                        workspace: str | None = None) -> VerifyResult:
+        """sandlot.verify.run_tests in the chosen workspace."""
+        self._mutating("run_tests")
+        from .. import verify
+
+        ws = self.workspaces.choose(workspace)
+        report = await verify.run_tests(self.sandbox, language=language, workspace=ws.name,
+                                        workspaces=self.workspaces, env=self.env or None)
+        return VerifyResult(tool="run_tests", text=render_tests(report), workspace=ws.name,
+                            passed=report.ok, report=report)
+
+    async def run_lint(self, language: str | None = None, *,
+                       workspace: str | None = None) -> VerifyResult:
+        """sandlot.verify.run_lint in the chosen workspace."""
+        self._mutating("run_lint")
+        from .. import verify
+
+        ws = self.workspaces.choose(workspace)
+        report = await verify.run_lint(self.sandbox, language=language, workspace=ws.name,
+                                       workspaces=self.workspaces, env=self.env or None)
+        return VerifyResult(tool="run_lint", text=render_findings(report), workspace=ws.name,
+                            passed=report.ok, report=report)
+
+    async def run_typecheck(self, language: str | None = None, *,
+                            workspace: str | None = None) -> VerifyResult:
+        """sandlot.verify.run_typecheck in the chosen workspace."""
+        self._mutating("run_typecheck")
+        from .. import verify
+
+        ws = self.workspaces.choose(workspace)
+        report = await verify.run_typecheck(self.sandbox, language=language, workspace=ws.name,
+                                            workspaces=self.workspaces, env=self.env or None)
+        return VerifyResult(tool="run_typecheck", text=render_findings(report),
+                            workspace=ws.name, passed=report.ok, report=report)
+
+    async def run_script(self, name: str, *, workspace: str | None = None) -> VerifyResult:
+        """sandlot.verify.run_script (a package.json script) in the chosen workspace."""
+        self._mutating("run_script")
+        from .. import verify
+
+        ws = self.workspaces.choose(workspace)
+        result = await verify.run_script(self.sandbox, name, workspace=ws.name,
+                                         workspaces=self.workspaces, env=self.env or None)
+        return VerifyResult(tool="run_script", text=render_script(result), workspace=ws.name,
+                            passed=result.ok, report=result)
 
     # ---- shell tools ----------------------------------------------------------------------
 

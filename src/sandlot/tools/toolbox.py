@@ -207,7 +207,7 @@ class Toolbox:
         return [n for n, spec in TOOLS.items() if not (self.readonly and spec.mutating)]
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """Every offered tool as an OpenAI-style function tool (see adr: tool schema shape):
+        """Every offered tool as an OpenAI-style function tool (adr/0017 says why this shape):
 
             {"type": "function", "function": {"name", "description", "parameters"}}
 

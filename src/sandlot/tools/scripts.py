@@ -44,6 +44,7 @@ resolve() {
   R=$(cd -P -- "$1" 2>/dev/null && pwd -P) || fail 70 "$1"
   t=$2; rest=; hops=0
   while :; do
+    hops=$((hops + 1)); [ "$hops" -le 40 ] || fail 71 "$t"
     while [ ! -e "$t" ] && [ ! -L "$t" ]; do
       rest=/${t##*/}$rest; t=${t%/*}; [ -n "$t" ] || t=/
     done
@@ -52,10 +53,11 @@ resolve() {
       break
     fi
     c=$(readlink -f "$t" 2>/dev/null) || c=
-    if [ -n "$c" ]; then [ -z "$rest" ] || fail 73 "$t"; break; fi
+    if [ -n "$c" ] && [ -z "$rest" ]; then break; fi
+    if [ -n "$c" ] && [ -e "$t" ]; then fail 73 "$t"; fi  # a file with a path below it
+    if [ -n "$c" ]; then t=$c$rest; rest=; continue; fi   # dangling link, path below it
     # A dangling symlink whose target's directory is missing too: follow it by hand.
     [ -L "$t" ] || fail 71 "$t"
-    hops=$((hops + 1)); [ "$hops" -le 40 ] || fail 71 "$t"
     l=$(readlink "$t") || fail 71 "$t"
     case $l in /*) ;; *) l=${t%/*}/$l ;; esac
     t=$l$rest; rest=

@@ -119,3 +119,73 @@ async def test_an_existing_name_is_never_adopted(
         assert deployment.status(name) == "running"  # untouched
     finally:
         deployment.delete_quietly(name)
+
+
+def _old_cli(real: Path, directory: Path) -> Path:
+    """A `coder` as releases before `whoami -o` (v2.26.0) answer `whoami`; the rest is real.
+
+    The rejection text is what the v2.26.0 binary prints; the plain line follows cli/whoami.go
+    of that release (`Coder is running at <url>, You're authenticated as <user> !`).
+    """
+    shim = directory / "coder"
+    shim.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = whoami ] && [ "$2" = -o ]; then\n'
+        "  echo 'parsing flags ([whoami -o json]) for \"coder whoami\": unknown shorthand flag:"
+        " '\"'\"'o'\"'\"' in -o' >&2; exit 1\n"
+        "fi\n"
+        'if [ "$1" = whoami ]; then\n'
+        f"  {real} whoami -o json >/dev/null || exec {real} whoami -o json\n"
+        "  printf '\\033[1m^ \\033[0mCoder is running at \\033[36m%s\\033[0m, You'\"'\"'re "
+        "authenticated as \\033[36m%s\\033[0m !\\n' \"$CODER_URL\" \"$SANDLOT_TEST_USER\"\n"
+        "  exit 0\n"
+        "fi\n"
+        f'exec {real} "$@"\n'
+    )
+    shim.chmod(0o755)
+    return shim
+
+
+async def test_a_cli_without_whoami_json(
+    deployment: Deployment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SANDLOT_TEST_USER", deployment.username)
+    shim = _old_cli(deployment.binary, tmp_path)
+    async with deployment.provider(
+        template=deployment.template(SINGLE), on_close="delete", coder_binary=str(shim)
+    ).session() as sandbox:
+        assert sandbox.workspace.startswith(f"{deployment.username}/")
+        assert (await sandbox.exec("echo old")).stdout == "old\n"
+    # Not logged in: the plain whoami's own error is the one reported.
+    bogus = deployment.provider(template=deployment.template(SINGLE), on_close="delete",
+                                coder_binary=str(shim), session_token="Zyxwvutsrq-bogus12345")
+    with pytest.raises(CoderNotLoggedInError):
+        await bogus.create()
+
+
+def test_whoami_text_form() -> None:
+    from sandlot.backends.coder.models import ParseError, parse_whoami_text
+
+    me = parse_whoami_text(
+        "\x1b[1m^ \x1b[0mCoder is running at \x1b[36mhttps://coder.example.com\x1b[0m, "
+        "You're authenticated as \x1b[36malice\x1b[0m !\n"
+    )
+    assert (me.username, me.url) == ("alice", "https://coder.example.com")
+    with pytest.raises(ParseError):
+        parse_whoami_text("something else\n")
+
+
+async def test_an_unknown_flag_says_to_upgrade(deployment: Deployment, tmp_path: Path) -> None:
+    shim = tmp_path / "coder"
+    shim.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in *" --use-parameter-defaults "*)\n'
+        "  echo 'unknown flag: --use-parameter-defaults' >&2; exit 1;; esac\n"
+        f'exec {deployment.binary} "$@"\n'
+    )
+    shim.chmod(0o755)
+    provider = deployment.provider(template=deployment.template(SINGLE), on_close="delete",
+                                   use_parameter_defaults=True, coder_binary=str(shim))
+    with pytest.raises(sandlot.CoderCLIError, match=r"does not know the flag "
+                       r"--use-parameter-defaults.*upgrade the coder CLI"):
+        await provider.create()

@@ -32,7 +32,14 @@ from ...errors import (
     register_secret,
 )
 from ...output import OutputCapture
-from .models import ParseError, WhoAmI, Workspace, parse_whoami, parse_workspaces
+from .models import (
+    ParseError,
+    WhoAmI,
+    Workspace,
+    parse_whoami,
+    parse_whoami_text,
+    parse_workspaces,
+)
 
 log = logging.getLogger("sandlot.coder")
 
@@ -58,6 +65,8 @@ _UNREACHABLE = re.compile(
     r"Client\.Timeout exceeded|x509: |tls: |unsupported protocol scheme|server misbehaving",
     re.I,
 )
+# serpent/pflag: a flag this release of the CLI does not have.
+_UNKNOWN_FLAG = re.compile(r"unknown (?:shorthand )?flag: (--?[A-Za-z0-9-]+|'[A-Za-z]')")
 # coderd/httpapi/httpapi.go ResourceNotFound: the same text for every 404.
 _NOT_FOUND = re.compile(r"Resource not found|not found or you do not have access", re.I)
 
@@ -224,14 +233,35 @@ class CoderCLI:
                 "name with `coder list`; another user's workspace is `owner/name`",
                 **common,  # type: ignore[arg-type]
             )
+        flag = _UNKNOWN_FLAG.search(stderr)
+        if flag:
+            raise CoderCLIError(
+                f"`{shown}`: this coder CLI does not know the flag {flag.group(1)} ({reason}); "
+                "upgrade the coder CLI (`coder version` shows yours), or leave out the sandlot "
+                "option that adds the flag",
+                **common,  # type: ignore[arg-type]
+            )
         raise CoderCLIError(f"`{shown}` failed with exit status {result.exit_code}: {reason}",
                             **common)  # type: ignore[arg-type]
 
     # ---- the commands the backend uses ---------------------------------------------------
 
     async def whoami(self) -> WhoAmI:
-        """Preflight: the binary runs, the URL answers, the session is valid."""
-        result = await self.run("whoami", "-o", "json", timeout=120)
+        """Preflight: the binary runs, the URL answers, the session is valid.
+
+        `coder whoami -o json` where the CLI has it; releases before it (e.g. v2.26) reject the
+        flag before doing anything else, and then the plain text form is read instead.
+        """
+        result = await self.run("whoami", "-o", "json", timeout=120, check=False)
+        if result.exit_code != 0 and _UNKNOWN_FLAG.search(result.stderr):
+            log.debug("this coder CLI has no `whoami -o json`; reading its text output")
+            result = await self.run("whoami", timeout=120)
+            try:
+                return parse_whoami_text(result.stdout)
+            except ParseError as exc:
+                raise CoderCLIError(f"cannot read `coder whoami`: {exc}") from None
+        if result.exit_code != 0:
+            self.raise_for(result, "coder whoami -o json")
         try:
             return parse_whoami(result.stdout)
         except ParseError as exc:

@@ -9,6 +9,7 @@ does not break parsing; the sets of values sandlot acts on are the constants bel
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -149,3 +150,17 @@ def parse_workspaces(text: str) -> list[Workspace]:
         return _WORKSPACES.validate_python(_load(text, "coder list"))
     except ValidationError as exc:
         raise ParseError(f"coder list: unexpected JSON shape: {exc}") from None
+
+
+# cli/whoami.go before `-o` existed (e.g. v2.26): "Coder is running at <url>, You're
+# authenticated as <username> !", possibly with terminal styling around the two values.
+_WHOAMI_TEXT = re.compile(r"running at (\S+), You're authenticated as (\S+) !")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def parse_whoami_text(text: str) -> WhoAmI:
+    """Plain `coder whoami` output (releases without `-o json`) -> the current user."""
+    match = _WHOAMI_TEXT.search(_ANSI.sub("", text))
+    if match is None:
+        raise ParseError(f"coder whoami: unexpected output: {text[:200]!r}")
+    return WhoAmI(url=match.group(1), username=match.group(2))

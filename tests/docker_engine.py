@@ -123,6 +123,7 @@ class DockerEngine:
         if missing:
             raise EngineUnavailable(f"missing {', '.join(missing)}; {INSTALL_HINT}")
         began = time.monotonic()
+        reap_stale()
         self.run_dir = Path(tempfile.mkdtemp(prefix="sdk-", dir="/tmp"))
         self.host = f"unix://{self.run_dir}/docker.sock"
         self._pick_data_root()
@@ -324,26 +325,56 @@ class DockerEngine:
             raise
 
     def _kill_stray_shims(self) -> None:
-        """SIGKILL containerd shims (and their containers) of our containerd left by a crash."""
-        address = f"{self.run_dir}/containerd.sock"
-        for pid_dir in Path("/proc").iterdir():
-            if not pid_dir.name.isdigit():
-                continue
-            try:
-                cmdline = (pid_dir / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if not cmdline or b"containerd-shim" not in cmdline[0]:
-                continue
-            if address.encode() not in cmdline:
-                continue
-            shim = int(pid_dir.name)
+        _kill_shims(self.run_dir)
+
+
+def _cmdlines() -> Iterator[tuple[Path, list[bytes]]]:
+    for pid_dir in Path("/proc").iterdir():
+        if pid_dir.name.isdigit():
             with contextlib.suppress(OSError):
-                children = (pid_dir / "task" / pid_dir.name / "children").read_text().split()
-                for child in children:  # a container's init: its PID namespace dies with it
-                    os.kill(int(child), signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.kill(shim, signal.SIGKILL)
+                yield pid_dir, (pid_dir / "cmdline").read_bytes().split(b"\0")
+
+
+def _kill_shims(run_dir: Path) -> None:
+    """SIGKILL the containerd shims (and their containers) of the containerd in `run_dir`."""
+    address = f"{run_dir}/containerd.sock".encode()
+    for pid_dir, cmdline in _cmdlines():
+        if not cmdline or b"containerd-shim" not in cmdline[0] or address not in cmdline:
+            continue
+        with contextlib.suppress(OSError):
+            children = (pid_dir / "task" / pid_dir.name / "children").read_text().split()
+            for child in children:  # a container's init: its PID namespace dies with it
+                os.kill(int(child), signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(int(pid_dir.name), signal.SIGKILL)
+
+
+def reap_stale(min_age: float = 600) -> list[Path]:
+    """Clean up after engines whose test process was SIGKILLed (so stop() never ran).
+
+    A run dir is stale when it is older than `min_age` seconds and no dockerd or containerd
+    names it any more; its orphaned shims are killed, mounts released, the dir removed.
+    """
+    reaped: list[Path] = []
+    now = time.time()
+    for run_dir in Path("/tmp").glob("sdk-*"):
+        try:
+            if not run_dir.is_dir() or now - run_dir.stat().st_mtime < min_age:
+                continue
+        except OSError:
+            continue
+        needle = str(run_dir).encode()
+        in_use = any(
+            cmd and b"containerd-shim" not in cmd[0] and any(needle in arg for arg in cmd)
+            for _, cmd in _cmdlines()
+        )
+        if in_use:
+            continue
+        _kill_shims(run_dir)
+        _unmount_under([run_dir])
+        shutil.rmtree(run_dir, ignore_errors=True)
+        reaped.append(run_dir)
+    return reaped
 
 
 def _ping(sock: Path) -> bool:

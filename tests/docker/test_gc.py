@@ -5,18 +5,38 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import sandlot
 from sandlot import ConfigurationError
 from sandlot.backends.docker import DockerProvider
 from sandlot.backends.docker.gc import parse_duration, parse_inspect
 from tests import docker_engine
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def engine(engine: docker_engine.DockerEngine) -> Iterator[docker_engine.DockerEngine]:
+    """gc acts on a whole engine: these tests get one of their own, so the other tests'
+    sandboxes (the contract suite's shared one) are neither seen nor removed."""
+    del engine  # the shared engine only proves the parts are there
+    with docker_engine.DockerEngine() as own:
+        yield own
+
+
+@pytest.fixture
+def make(engine: docker_engine.DockerEngine) -> Callable[..., DockerProvider]:
+    def build(**options: Any) -> DockerProvider:
+        return sandlot.docker(engine.busybox_image(), on_close="delete", docker_host=engine.host,
+                              **options)
+
+    return build
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "docker"
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import sandlot
-from sandlot.backends.coder.provider import CoderSandbox
+from sandlot.backends.coder.sandbox import CoderSandbox
 from sandlot.testing import AgentSpec, FakeCoderDeployment
 
 from .core import Measurement, Unavailable, format_table, interleaved

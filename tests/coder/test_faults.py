@@ -18,7 +18,7 @@ from sandlot import (
     CoderNotLoggedInError,
     ConnectionLostError,
 )
-from sandlot.backends.coder.provider import CoderSandbox
+from sandlot.backends.coder.sandbox import CoderSandbox
 
 from .deployment import SINGLE, ArgvRecorder, FakeDeployment
 

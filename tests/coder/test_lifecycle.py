@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from sandlot import CoderAgentSelectionError
-from sandlot.backends.coder.provider import CoderSandbox
+from sandlot.backends.coder.sandbox import CoderSandbox
 
 from .deployment import MULTI, PARAMS, PLAIN, SINGLE, ArgvRecorder, Deployment
 

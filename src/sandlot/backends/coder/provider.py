@@ -17,7 +17,6 @@ import os
 import posixpath
 import time
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
 
 import anyio
 from tenacity import (
@@ -39,14 +38,13 @@ from ...errors import (
     CoderWorkspaceNotFoundError,
     ConnectionLostError,
     HostPathNotFoundError,
-    ProviderError,
     SandboxStartError,
     join_errors,
 )
 from ...provider import IsolatedSandboxProvider
-from ...sandbox import RunningCommand, Sandbox, SpawnSpec
 from ...ssh import ProxyCommand, SSHConnectError, SSHConnection, SSHOptions
 from .cli import CoderCLI, last_error_line
+from .lookup import POLL_FIRST, POLL_MAX, find_workspace, resolve_workspace, settle
 from .models import (
     AGENT_CONNECTED,
     BUILD_RUNNING,
@@ -58,13 +56,12 @@ from .models import (
     WhoAmI,
     Workspace,
 )
-from .options import CoderAttachOptions, CoderCreateOptions, _is_uuid, default_workspace_name
+from .options import CoderAttachOptions, CoderCreateOptions, default_workspace_name
+from .sandbox import CoderSandbox
+from .undo import Undo
 
 log = logging.getLogger("sandlot.coder")
 
-#: First and longest pause between two `coder list` polls.
-POLL_FIRST = 0.2
-POLL_MAX = 2.0
 #: The worktree, relative to the agent's directory (or $HOME).
 WORKTREE_SUFFIX = ".sandlot/worktree"
 
@@ -131,7 +128,7 @@ class CoderProvider(IsolatedSandboxProvider):
         cli.path  # noqa: B018 -- a missing binary fails here, before anything else
         me = await cli.whoami()
         log.debug("coder preflight: logged in as %s at %s", me.username, me.url or cli.url)
-        undo = _Undo(cli, opts, me)
+        undo = Undo(cli, opts, me)
         try:
             if isinstance(opts, CoderCreateOptions):
                 workspace = await self._create_workspace(cli, opts, me, undo)
@@ -154,10 +151,10 @@ class CoderProvider(IsolatedSandboxProvider):
     # ---- create / attach --------------------------------------------------------------------
 
     async def _create_workspace(
-        self, cli: CoderCLI, opts: CoderCreateOptions, me: WhoAmI, undo: _Undo
+        self, cli: CoderCLI, opts: CoderCreateOptions, me: WhoAmI, undo: Undo
     ) -> Workspace:
         name = opts.workspace_name or default_workspace_name()
-        if await _find(cli, owner=me.username, name=name) is not None:
+        if await find_workspace(cli, owner=me.username, name=name) is not None:
             # Never adopt (let alone clean up) a workspace sandlot did not create.
             raise CoderCLIError(
                 f"a workspace named {name!r} already exists for {me.username!r}; choose "
@@ -183,14 +180,14 @@ class CoderProvider(IsolatedSandboxProvider):
         try:
             await cli.run(*args, timeout=opts.build_timeout, sandbox=name)
         except CoderCLIError as exc:
-            found = await _find(cli, owner=me.username, name=name)
+            found = await find_workspace(cli, owner=me.username, name=name)
             if found is None or "already exists" in exc.stderr:
                 undo.forget()  # not ours, or never reached the server: nothing to clean up
                 raise
             if found.build_failed:
                 raise _build_failed(found, "coder create", exc) from exc
             raise
-        workspace = await _find(cli, owner=me.username, name=name)
+        workspace = await find_workspace(cli, owner=me.username, name=name)
         if workspace is None:
             raise SandboxStartError(
                 f"`coder create {name}` succeeded but the workspace is not in `coder list`",
@@ -199,15 +196,15 @@ class CoderProvider(IsolatedSandboxProvider):
         return workspace
 
     async def _attach_workspace(
-        self, cli: CoderCLI, opts: CoderAttachOptions, me: WhoAmI, undo: _Undo
+        self, cli: CoderCLI, opts: CoderAttachOptions, me: WhoAmI, undo: Undo
     ) -> Workspace:
-        workspace = await _resolve(cli, opts, me)
+        workspace = await resolve_workspace(cli, opts, me)
         reference = workspace.reference
         if workspace.build_in_progress:
             log.info("workspace %s has a %s build in progress; waiting for it to finish",
                      reference, workspace.latest_build.transition)
-            await _settle(cli, workspace.owner_name, workspace.name, opts.build_timeout)
-            found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+            await settle(cli, workspace.owner_name, workspace.name, opts.build_timeout)
+            found = await find_workspace(cli, owner=workspace.owner_name, name=workspace.name)
             if found is None:
                 raise CoderWorkspaceNotFoundError(
                     f"workspace {reference!r} was deleted while sandlot waited for its build",
@@ -227,11 +224,11 @@ class CoderProvider(IsolatedSandboxProvider):
         try:
             await cli.lifecycle("start", reference, timeout=opts.build_timeout, sandbox=reference)
         except CoderCLIError as exc:
-            found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+            found = await find_workspace(cli, owner=workspace.owner_name, name=workspace.name)
             if found is not None and found.build_failed:
                 raise _build_failed(found, "coder start", exc) from exc
             raise
-        found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+        found = await find_workspace(cli, owner=workspace.owner_name, name=workspace.name)
         if found is None:
             raise CoderWorkspaceNotFoundError(
                 f"workspace {reference!r} disappeared while it was being started",
@@ -313,7 +310,7 @@ class CoderProvider(IsolatedSandboxProvider):
                 )
             await anyio.sleep(min(delay, remaining))
             delay = min(delay * 1.5, POLL_MAX)
-            found = await _find(cli, owner=workspace.owner_name, name=workspace.name)
+            found = await find_workspace(cli, owner=workspace.owner_name, name=workspace.name)
             if found is None:
                 raise CoderWorkspaceNotFoundError(
                     f"workspace {reference!r} disappeared while sandlot waited for it",
@@ -506,179 +503,4 @@ def _build_failed(
         sandbox=workspace.reference,
     )
 
-
-async def _find(cli: CoderCLI, *, owner: str, name: str) -> Workspace | None:
-    """The workspace `owner/name`, or None. `--search` narrows; the exact match is ours."""
-    for workspace in await cli.list_workspaces(search=f"owner:{owner} name:{name}"):
-        if workspace.name.lower() == name.lower() and (
-            workspace.owner_name.lower() == owner.lower()
-        ):
-            return workspace
-    return None
-
-
-async def _resolve(cli: CoderCLI, opts: CoderAttachOptions, me: WhoAmI) -> Workspace:
-    """The workspace to attach to, from a name, `owner/name` or UUID."""
-    reference = opts.reference()
-    if _is_uuid(reference):
-        for workspace in await cli.list_workspaces(all_users=True):
-            if workspace.id.lower() == reference.lower():
-                return workspace
-        found = None
-    else:
-        owner, _, name = reference.rpartition("/")
-        found = await _find(cli, owner=owner or me.username, name=name)
-    if found is None:
-        raise CoderWorkspaceNotFoundError(
-            f"no workspace {reference!r} visible to {me.username!r}; check the name with "
-            "`coder list` (another user's workspace is 'owner/name')",
-            sandbox=reference,
-        )
-    return found
-
-
-class _Undo:
-    """What create() must undo if it fails: the policy, applied to what sandlot did."""
-
-    def __init__(self, cli: CoderCLI, opts: CoderCreateOptions | CoderAttachOptions,
-                 me: WhoAmI) -> None:
-        self.cli = cli
-        self.opts = opts
-        self.me = me
-        self.reference = ""
-        self._owner = ""
-        self._name = ""
-        self._action: Literal["delete", "stop", "leave", ""] = ""
-
-    def created(self, reference: str, *, owner: str, name: str) -> None:
-        self.reference, self._owner, self._name = reference, owner, name
-        self._action = self.opts.on_close
-
-    def started(self, reference: str, *, owner: str, name: str) -> None:
-        # Attach mode: put it back as found (stopped), never delete someone's workspace.
-        self.reference, self._owner, self._name = reference, owner, name
-        self._action = "stop" if self.opts.on_close in ("stop", "delete") else ""
-
-    def forget(self) -> None:
-        self._action = ""
-
-    async def apply(self, cause: BaseException) -> BaseException | None:
-        """Apply the policy; return the cleanup's own error (None when it went well)."""
-        action = self._action
-        if not action or action == "leave":
-            if action == "leave":
-                _note(cause, f"on_close='leave': workspace {self.reference!r} was left as is")
-            return None
-        try:
-            await _settle(self.cli, self._owner, self._name, self.opts.build_timeout)
-            workspace = await _find(self.cli, owner=self._owner, name=self._name)
-            if workspace is None:
-                return None  # never came into being
-            if action == "stop" and workspace.latest_build.transition != "start":
-                return None  # already stopped (or deleted)
-            await self.cli.lifecycle(action, self.reference, timeout=self.opts.build_timeout,
-                                     sandbox=self.reference)
-        except (Exception, asyncio.CancelledError) as exc:
-            log.error("could not %s workspace %s after a failed create: %s", action,
-                      self.reference, exc)
-            return exc
-        log.info("applied %s to workspace %s after a failed create", action, self.reference)
-        _note(cause, f"sandlot applied {action!r} to workspace {self.reference!r}")
-        return None
-
-
-def _note(exc: BaseException, text: str) -> None:
-    exc.add_note(text)
-
-
-async def _settle(cli: CoderCLI, owner: str, name: str, timeout: float) -> None:
-    """Wait until no build of the workspace is in progress (a new build would be refused)."""
-    deadline = time.monotonic() + timeout
-    delay = POLL_FIRST
-    while time.monotonic() < deadline:
-        workspace = await _find(cli, owner=owner, name=name)
-        if workspace is None or not workspace.build_in_progress:
-            return
-        await anyio.sleep(delay)
-        delay = min(delay * 1.5, POLL_MAX)
-
-
-class CoderSandbox(Sandbox):
-    """A sandbox in one agent of a Coder workspace, over one SSH connection."""
-
-    def __init__(
-        self,
-        *,
-        worktree: str,
-        workspace: Workspace,
-        agent: Agent,
-        connection: SSHConnection,
-        cli: CoderCLI,
-        options: CoderCreateOptions | CoderAttachOptions,
-        wrap_setsid: bool = False,
-    ) -> None:
-        super().__init__(provider="coder", worktree=worktree, name=workspace.reference)
-        #: `owner/name`: what lifecycle commands are given (never `<ws>.<agent>`).
-        self.workspace = workspace.reference
-        self.workspace_id = workspace.id
-        self.workspace_name = workspace.name
-        self.owner = workspace.owner_name
-        self.agent = agent.name
-        self.on_close = options.on_close
-        self._connection = connection
-        self._cli = cli
-        self._options = options
-        self._wrap_setsid = wrap_setsid
-
-    @property
-    def connection(self) -> SSHConnection:
-        """The one SSH connection every command of this sandbox is a channel on."""
-        return self._connection
-
-    def _env(self, env: dict[str, str]) -> dict[str, str]:
-        return {**self._options.env, **env}
-
-    async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
-        spec.env = self._env(spec.env)
-        if self._wrap_setsid:
-            line = spec.shell_line(announce_pid=True)
-            return await self._connection.exec_line(
-                f"exec setsid sh -c {_shell.quote(line)}",
-                stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True,
-            )
-        return await self._connection.spawn(spec)
-
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
-        line = _shell.render(argv, cwd=cwd, env=self._env(env))
-        return await self._connection.interactive(
-            line, stdin=stdin, stdout=stdout, stderr=stderr, tty=tty
-        )
-
-    async def _close(self) -> None:
-        await self._connection.close()
-        action = self.on_close
-        if action == "leave":
-            log.info("left Coder workspace %s as it is (on_close='leave')", self.workspace)
-            return
-        try:
-            await self._cli.lifecycle(action, self.workspace,
-                                      timeout=self._options.build_timeout,
-                                      sandbox=self.workspace)
-        except ProviderError as exc:
-            raise CleanupError(
-                f"on_close={action!r} failed for workspace {self.workspace!r}: {exc}; it may "
-                f"still be running: run `coder {action} {self.workspace} --yes`",
-                provider="coder", sandbox=self.workspace,
-            ) from exc
-        log.info("applied on_close=%r to Coder workspace %s", action, self.workspace)
 

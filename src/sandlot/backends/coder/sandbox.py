@@ -1,0 +1,97 @@
+"""A sandbox in one agent of a Coder workspace: commands are channels on one SSH connection."""
+
+from __future__ import annotations
+
+import logging
+from typing import BinaryIO
+
+from ... import _shell
+from ...errors import CleanupError, ProviderError
+from ...sandbox import RunningCommand, Sandbox, SpawnSpec
+from ...ssh import SSHConnection
+from .cli import CoderCLI
+from .models import Agent, Workspace
+from .options import CoderAttachOptions, CoderCreateOptions
+
+log = logging.getLogger("sandlot.coder")
+
+
+class CoderSandbox(Sandbox):
+    """A sandbox in one agent of a Coder workspace, over one SSH connection."""
+
+    def __init__(
+        self,
+        *,
+        worktree: str,
+        workspace: Workspace,
+        agent: Agent,
+        connection: SSHConnection,
+        cli: CoderCLI,
+        options: CoderCreateOptions | CoderAttachOptions,
+        wrap_setsid: bool = False,
+    ) -> None:
+        super().__init__(provider="coder", worktree=worktree, name=workspace.reference)
+        #: `owner/name`: what lifecycle commands are given (never `<ws>.<agent>`).
+        self.workspace = workspace.reference
+        self.workspace_id = workspace.id
+        self.workspace_name = workspace.name
+        self.owner = workspace.owner_name
+        self.agent = agent.name
+        self.on_close = options.on_close
+        self._connection = connection
+        self._cli = cli
+        self._options = options
+        self._wrap_setsid = wrap_setsid
+
+    @property
+    def connection(self) -> SSHConnection:
+        """The one SSH connection every command of this sandbox is a channel on."""
+        return self._connection
+
+    def _env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**self._options.env, **env}
+
+    async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
+        spec.env = self._env(spec.env)
+        if self._wrap_setsid:
+            line = spec.shell_line(announce_pid=True)
+            return await self._connection.exec_line(
+                f"exec setsid sh -c {_shell.quote(line)}",
+                stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True,
+            )
+        return await self._connection.spawn(spec)
+
+    async def _interactive(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        tty: bool,
+    ) -> int:
+        line = _shell.render(argv, cwd=cwd, env=self._env(env))
+        return await self._connection.interactive(
+            line, stdin=stdin, stdout=stdout, stderr=stderr, tty=tty
+        )
+
+    async def _close(self) -> None:
+        await self._connection.close()
+        action = self.on_close
+        if action == "leave":
+            log.info("left Coder workspace %s as it is (on_close='leave')", self.workspace)
+            return
+        try:
+            await self._cli.lifecycle(action, self.workspace,
+                                      timeout=self._options.build_timeout,
+                                      sandbox=self.workspace)
+        except ProviderError as exc:
+            raise CleanupError(
+                f"on_close={action!r} failed for workspace {self.workspace!r}: {exc}; it may "
+                f"still be running: run `coder {action} {self.workspace} --yes`",
+                provider="coder", sandbox=self.workspace,
+            ) from exc
+        log.info("applied on_close=%r to Coder workspace %s", action, self.workspace)
+

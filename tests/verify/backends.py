@@ -7,7 +7,9 @@ PATH (versions: scripts/setup.d/40-verify-tools.sh). The fixtures are copied in 
 
 Adding a remote backend (docker, coder fake) is ONE entry in REGISTRY: a function building its
 provider with an image / template that carries those tools. Select with
-SANDLOT_VERIFY_BACKENDS=local,docker (default: every registered backend).
+SANDLOT_VERIFY_BACKENDS=local,docker (default: those of SANDLOT_TEST_BACKENDS registered
+here, else all). The docker entry lends the host's toolchains read-only and shares the host's
+Go, golangci-lint and cargo build caches, so a container does not rebuild the world.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import sandlot
 
-from .support import missing_tools, tool_env
+from .support import CARGO_TARGET, TOOLS, missing_tools, tool_env
 
 BackendFactory = Callable[[], AbstractAsyncContextManager[sandlot.IsolatedSandboxProvider]]
 
@@ -28,20 +30,83 @@ async def local() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     yield sandlot.local(env=tool_env())
 
 
-#: name -> factory. The lead plugs the remote backend in here.
+@asynccontextmanager
+async def docker() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
+    """Containers on the test session's private Docker engine, lent the host's toolchains
+    (read-only /usr, /etc, ~/.cargo, ~/.rustup, ~/.pyenv, ~/go) and the verify tools."""
+    from tests.backends import docker as docker_backend
+
+    base = docker_backend.TOOLCHAIN_ENV
+    env = {
+        **base,
+        **{k: v for k, v in tool_env().items() if k not in ("PATH", "CARGO_TARGET_DIR")},
+        "PATH": f"{TOOLS / 'bin'}:{base['PATH']}",
+        # The lent homes are read-only: cargo and go write their caches inside the container.
+        "CARGO_HOME": "/tmp/cargo-home",
+        "RUSTUP_HOME": "/root/.rustup",
+        "CARGO_TARGET_DIR": str(CARGO_TARGET),
+        "GOCACHE": "/gocache",
+        "GOLANGCI_LINT_CACHE": "/golangci-cache",
+        "GOFLAGS": "-buildvcs=false -mod=mod",
+        "npm_config_cache": "/tmp/npm-cache",
+        "npm_config_update_notifier": "false",
+    }
+    # Build caches are shared with the host (writable): without them every container would
+    # compile Go's standard library from scratch (minutes, not seconds).
+    CARGO_TARGET.mkdir(parents=True, exist_ok=True)
+    mounts = [
+        {"source": str(TOOLS), "target": str(TOOLS), "read_only": True},
+        {"source": _go_cache(), "target": "/gocache", "read_only": False},
+        {"source": _golangci_cache(), "target": "/golangci-cache", "read_only": False},
+        {"source": str(CARGO_TARGET), "target": str(CARGO_TARGET), "read_only": False},
+    ]
+    yield docker_backend.toolchain_provider(env=env, mounts=mounts, init=False)
+
+
+def _go_cache() -> str:
+    """The host's Go build cache (content-addressed, safe to share)."""
+    import subprocess
+
+    done = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True, check=True)
+    os.makedirs(done.stdout.strip(), exist_ok=True)
+    return done.stdout.strip()
+
+
+def _golangci_cache() -> str:
+    path = os.path.join(os.path.expanduser("~"), ".cache", "golangci-lint")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _docker_preflight() -> list[str]:
+    from tests.backends import docker as docker_backend
+
+    absent = missing_tools()
+    if not docker_backend.HAS_TOOLCHAINS:
+        absent.append("host toolchains for the docker toolchain image")
+    return absent
+
+
+#: name -> factory: the same live tests run on each. A further remote backend is one entry.
 REGISTRY: dict[str, BackendFactory] = {
     "local": local,
+    "docker": docker,
 }
 
 #: What each backend lacks, checked before its tests run (local: the host's tools).
 PREFLIGHT: dict[str, Callable[[], list[str]]] = {
     "local": missing_tools,
+    "docker": _docker_preflight,
 }
 
 
 def selected() -> list[str]:
+    """SANDLOT_VERIFY_BACKENDS, else the registered ones among SANDLOT_TEST_BACKENDS, else all."""
     raw = os.environ.get("SANDLOT_VERIFY_BACKENDS", "")
-    names = [n.strip() for n in raw.split(",") if n.strip()] or list(REGISTRY)
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    if not names:
+        general = [n.strip() for n in os.environ.get("SANDLOT_TEST_BACKENDS", "").split(",")]
+        names = [n for n in general if n in REGISTRY] or list(REGISTRY)
     unknown = sorted(set(names) - set(REGISTRY))
     if unknown:
         raise ValueError(

@@ -11,10 +11,14 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from .._shell import quote
 from ..errors import LinterNotInstalledError, VerifyToolFailedError, VerifyToolMissingError
 from .plan import ToolPlan, ToolRun
+
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox
 
 MISSING_EXIT = 127
 _MISSING_MARK = "sandlot-verify: not found on PATH: "
@@ -73,15 +77,12 @@ def split_report(stdout: str, token: str) -> tuple[str, str | None]:
 
 async def execute(
     plan: ToolPlan,
-    sandbox: object,
+    sandbox: Sandbox,
     *,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
 ) -> ToolRun:
-    """Run `plan` in `sandbox` (a `sandlot.Sandbox`) and return the raw outcome."""
-    from ..sandbox import Sandbox
-
-    assert isinstance(sandbox, Sandbox)
+    """Run `plan` in `sandbox` and return the raw outcome (judged later, by pure code)."""
     token = uuid.uuid4().hex
     result = await sandbox.exec(
         shell_line(plan, token), cwd=plan.root, env=dict(env or {}), timeout=timeout

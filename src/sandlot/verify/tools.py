@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import weakref
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ConfigurationError, NoTestRunError, UnknownScriptError
 from ..sandbox import Sandbox
@@ -90,7 +90,7 @@ async def detect_all(
     return [d.language for d in detectors_for(ws.files)]
 
 
-def _raw(run: ToolRun) -> dict[str, object]:
+def _raw(run: ToolRun) -> dict[str, Any]:
     stdout, out_cut = clip(run.stdout)
     stderr, err_cut = clip(run.stderr)
     return {
@@ -119,8 +119,13 @@ def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests
         if run.exit_code in plan.finding_codes and not failures:
             raise nothing_parsed(run, caller)
     return TestReport(
-        language=plan.language, runner=plan.runner or "unknown", passed=passed, failed=failed,
-        skipped=skipped, failures=failures, **_raw(run),  # type: ignore[arg-type]
+        language=plan.language,
+        runner=plan.runner or "unknown",
+        passed=passed,
+        failed=failed,
+        skipped=skipped,
+        failures=failures,
+        **_raw(run),
     )
 
 
@@ -141,7 +146,7 @@ def build_findings_report(
             # The exit code says errors exist; a run that printed none of them did not work.
             raise nothing_parsed(run, caller)
     cls = LintReport if plan.kind == "lint" else TypecheckReport
-    return cls(language=plan.language, tool=plan.tool, findings=findings, **_raw(run))  # type: ignore[arg-type]
+    return cls(language=plan.language, tool=plan.tool, findings=findings, **_raw(run))
 
 
 async def run_tests(

@@ -188,3 +188,20 @@ async def test_cancelled_create_leaves_nothing(
             await make().create()
         assert scope.cancelled_caught
     assert engine.sandlot_containers() == before
+
+
+def test_sandlot_exec_cli_on_docker(engine: docker_engine.DockerEngine, image: str) -> None:
+    import subprocess
+    import sys
+
+    config = json.dumps({"type": "docker", "image": image, "on_close": "delete",
+                         "docker_host": engine.host})
+    before = engine.sandlot_containers()
+    done = subprocess.run(
+        [sys.executable, "-m", "sandlot", "exec", "--provider-config", config, "--",
+         "sh", "-c", "echo hi from $(cat /proc/1/comm); exit 3"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "hi from docker-init\n"
+    assert engine.sandlot_containers() == before  # on_close=delete ran

@@ -21,6 +21,8 @@ from collections.abc import AsyncIterable
 from pathlib import Path
 from typing import BinaryIO
 
+import anyio
+
 from ... import _shell
 from ...errors import CleanupError, ProviderError, SandboxGoneError
 from ...sandbox import RunningCommand, Sandbox, SpawnSpec
@@ -235,6 +237,7 @@ class DockerSandbox(Sandbox):
         self.container_id = container_id
         self.options = options
         self.on_close: OnClose = on_close
+        self._root: bool | None = None  # whether commands run as root (asked once)
 
     def _exec_argv(
         self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,
@@ -289,6 +292,30 @@ class DockerSandbox(Sandbox):
             # `docker exec -t` insists on a terminal as its stdin: give it a local PTY.
             return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
         return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
+
+    async def copy_in(self, host_path: str | os.PathLike[str], sandbox_path: str) -> None:
+        """Copy a host file to exactly `sandbox_path`, or a directory's CONTENTS into it.
+
+        Large payloads go through `docker cp -` when commands run as root (see copy.py);
+        everything else through the shared tar-over-exec path. Same contract either way.
+        """
+        self._ensure_open()
+        source = Path(host_path)
+        if source.exists():
+            dest = _shell.validate_sandbox_path(sandbox_path, "copy_in destination")
+            from .copy import copy_in, worth_docker_cp
+
+            big = await anyio.to_thread.run_sync(worth_docker_cp, source)
+            if big and await self._runs_as_root():
+                await copy_in(self, source, dest)
+                return
+        await super().copy_in(host_path, sandbox_path)
+
+    async def _runs_as_root(self) -> bool:
+        if self._root is None:
+            result = await self.exec(["id", "-u"], timeout=60)
+            self._root = result.exit_code == 0 and result.stdout.strip() == "0"
+        return self._root
 
     async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
         """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).

@@ -107,7 +107,7 @@ class Deployment:
 
     def create_workspace(self, name: str, template: str) -> dict[str, Any]:
         """Create a workspace outside sandlot and wait until its agents are ready."""
-        self.cli("create", name, "--template", template, "--yes", "--use-parameter-defaults")
+        self.cli("create", name, "--template", template, "--yes")
         return self.wait_ready(name)
 
     def wait_ready(self, name: str, timeout: float = 120) -> dict[str, Any]:

@@ -185,6 +185,10 @@ class SSHConnection:
         self.reconnects = 0
         #: True when the remote shell's `$$` leads its own process group (checked at connect).
         self.group_kill = True
+        #: Wrap commands in `setsid` (the server's shell leads no process group, setsid exists).
+        self.wrap_setsid = False
+        #: The server sends `exit-signal` for a command killed by a signal (see command_line).
+        self.reports_signals = True
 
     # ---- connecting ---------------------------------------------------------------------
 
@@ -368,12 +372,41 @@ class SSHConnection:
             ) from exc
         return SSHCommand(self, process, stdin, stdout, stderr, announce_pid=announce_pid)
 
+    def command_line(self, spec: SpawnSpec) -> str:
+        """The line an exec channel runs for `spec`, shaped by what the server was seen to do.
+
+        - If the server reports no exit signal (coder's agent sends status 255 for a command
+          killed by a signal, like OpenSSH), the command runs in a subshell so its shell
+          reports `128 + signal` as a normal exit status. `$$` is still the outer shell, the
+          group leader. (The shell then prints its own "Killed" notice on stderr.)
+        - If the server's shell does not lead its own process group, `setsid` makes it.
+        """
+        line = spec.shell_line(announce_pid=True)
+        if not self.reports_signals:
+            # `; exit $?` keeps the subshell from being the last command, which some shells
+            # (dash) would run without a fork.
+            line = f"( {line} ); exit $?"
+        if self.wrap_setsid:
+            line = f"exec setsid sh -c {_shell.quote(line)}"
+        return line
+
     async def spawn(self, spec: SpawnSpec) -> SSHCommand:
         """A `Sandbox._spawn` for SSH backends: the spec's shell line, killable as a group."""
-        line = spec.shell_line(announce_pid=True)
         return await self.exec_line(
-            line, stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True
+            self.command_line(spec),
+            stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True,
         )
+
+    async def check_exit_signals(self) -> bool:
+        """Whether the server reports a signal death as `exit-signal` (sets `reports_signals`).
+
+        One round trip: a shell that kills itself with SIGKILL.
+        """
+        conn = await self.ensure()
+        process = await conn.create_process("kill -9 $$", encoding=None, stdin=asyncssh.DEVNULL)
+        await process.wait_closed()
+        self.reports_signals = process.exit_signal is not None
+        return self.reports_signals
 
     async def kill_group(self, pid: int) -> None:
         """SIGKILL the process group `pid` leads (or the process, if it leads none)."""
@@ -509,10 +542,11 @@ def _exit_code(
         name = signal_info[0]
         number = getattr(signal, f"SIG{name.upper()}", None)
         return 128 + int(number) if number is not None else 128 + 9
+    if killed and (status is None or (status == 255 and not conn.reports_signals)):
+        # We ended its process group with SIGKILL; the server had no signal to report.
+        return 128 + signal.SIGKILL
     if status is not None and status >= 0:
         return status
-    if killed:
-        return 128 + signal.SIGKILL
     if lost:
         raise conn.lost_error("a command was running")
     # The server closed the channel without an exit status (like OpenSSH's 255).

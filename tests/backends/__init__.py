@@ -2,7 +2,8 @@
 manager that sets up whatever the backend needs (an engine, a fake deployment) and yields an
 `IsolatedSandboxProvider`; plus `SHARED_PIDS`: whether one exec can see another's processes.
 
-Select a subset with SANDLOT_TEST_BACKENDS=local,docker (default: all registered).
+Select a subset with SANDLOT_TEST_BACKENDS=local,docker (default: all registered except the
+opt-in ones in OPT_IN, which run only when named).
 
 A backend module may also expose `toolchain_provider(**options) -> IsolatedSandboxProvider`:
 sandboxes with python3 (with pip), go, node with npm and bash on PATH. tests/modes runs on every
@@ -22,12 +23,18 @@ REGISTRY: dict[str, str] = {
     "local-bwrap": "tests.backends.local_bwrap",
     "docker": "tests.backends.docker",
     "coder": "tests.backends.coder",
+    "coder-real": "tests.backends.coder_real",
 }
+
+#: Registered, but run only when named in SANDLOT_TEST_BACKENDS (heavy infrastructure).
+OPT_IN = frozenset({"coder-real"})
 
 
 def selected() -> list[str]:
     raw = os.environ.get("SANDLOT_TEST_BACKENDS", "")
-    names = [n.strip() for n in raw.split(",") if n.strip()] or list(REGISTRY)
+    names = [n.strip() for n in raw.split(",") if n.strip()] or [
+        name for name in REGISTRY if name not in OPT_IN
+    ]
     unknown = sorted(set(names) - set(REGISTRY))
     if unknown:
         raise ValueError(f"unknown backends in SANDLOT_TEST_BACKENDS: {unknown}; "

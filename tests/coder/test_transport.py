@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from sandlot._shell import PID_MARKER
@@ -78,3 +79,28 @@ async def test_the_users_ssh_setup_is_neither_read_nor_written(
         assert (await sandbox.exec("cat", stdin=b"eof")).stdout == "eof"
     after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in ssh.iterdir()}
     assert after == before
+
+
+async def test_a_server_without_exit_signals_still_gives_shell_exit_codes(
+    deployment: Deployment,
+) -> None:
+    """Coder's agent reports a signal death as status 255; sandlot then runs each command in
+    a subshell so `128 + signal` comes back, and maps its own kills to 137."""
+    async with deployment.provider(
+        template=deployment.template(SINGLE), on_close="delete"
+    ).session() as sandbox:
+        connection = sandbox.connection  # type: ignore[attr-defined]
+        connection.reports_signals = False  # what the real agent does (the fake reports them)
+        assert (await sandbox.exec("kill -9 $$")).exit_code == 128 + 9
+        assert (await sandbox.exec(["sh", "-c", "exit 7"])).exit_code == 7
+        assert (await sandbox.exec("cat", stdin="through")).stdout == "through"
+        assert (await sandbox.exec("pwd")).stdout == sandbox.worktree + "\n"
+        timed = await sandbox.exec("sleep 30", timeout=0.5)
+        assert timed.timed_out and timed.exit_code == 128 + 9
+        process = await sandbox.start("echo begun; sleep 300")
+        for _ in range(600):
+            if "begun" in process.stdout:
+                break
+            await anyio.sleep(0.05)
+        killed = await process.kill()
+        assert killed.exit_code == 128 + 9 and killed.stdout == "begun\n"

@@ -335,6 +335,9 @@ class CoderProvider(IsolatedSandboxProvider):
         try:
             probe = await self._probe(connection, target)
             connection.group_kill = probe.leader
+            connection.wrap_setsid = not probe.leader and probe.setsid
+            if not await connection.check_exit_signals():
+                log.debug("%s reports no exit signals; commands run in a subshell", target)
             if not probe.leader:
                 log.warning("commands on %s do not lead a process group%s", target,
                             "; wrapping them in setsid" if probe.setsid else
@@ -363,7 +366,6 @@ class CoderProvider(IsolatedSandboxProvider):
             connection=connection,
             cli=cli,
             options=opts,
-            wrap_setsid=not probe.leader and probe.setsid,
         )
 
     async def _probe(self, connection: SSHConnection, target: str) -> _Probe:

@@ -28,7 +28,6 @@ class CoderSandbox(Sandbox):
         connection: SSHConnection,
         cli: CoderCLI,
         options: CoderCreateOptions | CoderAttachOptions,
-        wrap_setsid: bool = False,
     ) -> None:
         super().__init__(provider="coder", worktree=worktree, name=workspace.reference)
         #: `owner/name`: what lifecycle commands are given (never `<ws>.<agent>`).
@@ -41,7 +40,6 @@ class CoderSandbox(Sandbox):
         self._connection = connection
         self._cli = cli
         self._options = options
-        self._wrap_setsid = wrap_setsid
 
     @property
     def connection(self) -> SSHConnection:
@@ -53,12 +51,6 @@ class CoderSandbox(Sandbox):
 
     async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
         spec.env = self._env(spec.env)
-        if self._wrap_setsid:
-            line = spec.shell_line(announce_pid=True)
-            return await self._connection.exec_line(
-                f"exec setsid sh -c {_shell.quote(line)}",
-                stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True,
-            )
         return await self._connection.spawn(spec)
 
     async def _interactive(

@@ -23,7 +23,7 @@ import anyio
 
 from .coder_target import TEMPLATE_ENV, discover_coder
 from .progress import Progress
-from .report import BackendResult, Report, summary_table, write_report
+from .report import BackendResult, Report, ScenarioResult, summary_table, write_report
 from .runner import INJECT_ENV, BackendRun, parse_injections
 from .scenarios import SCENARIOS
 from .targets import (
@@ -204,7 +204,14 @@ async def run(args: argparse.Namespace, progress: Progress) -> Report:
     with tempfile.TemporaryDirectory(prefix="dogfood-") as tmp:
         settings = _settings(args, Path(tmp))
         for name in wanted:
-            found = await discover(name, settings)
+            try:
+                found = await discover(name, settings)
+            except Exception as exc:  # a bug or a broken setup: a failure, not a skip
+                error = f"{type(exc).__name__}: {exc}"
+                progress.scenario_end(name, "discover", "failed", 0.0, error)
+                report.scenarios.append(ScenarioResult(name, "discover", "failed", 0.0, error))
+                report.backends.append(BackendResult(name, "skipped", f"discovery failed: {error}"))
+                continue
             if isinstance(found, Skip):
                 progress.backend_skipped(name, found.reason)
                 report.backends.append(BackendResult(name, "skipped", found.reason))

@@ -272,8 +272,12 @@ async def _connect(
     if code != 0:
         return Skip("coder", f"`coder whoami` failed: {_first_error(err)} (log in with "
                              "`coder login <url>`, or pass --fake-coder)")  # fmt: skip
-    me = json.loads(out)
-    me = me[0] if isinstance(me, list) and me else me
+    try:
+        me = json.loads(out)
+        me = me[0] if isinstance(me, list) and me else me
+        me.get("username")
+    except (ValueError, AttributeError):
+        return Skip("coder", f"`coder whoami -o json` printed no JSON user: {out[:200]!r}")
     target = CoderTarget(settings, cli, connection, fake)
     target.details.update(
         url=me.get("url", ""), user=me.get("username", ""), fake=fake is not None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -95,6 +96,19 @@ class CoderCLI:
             raise CheckFailed(f"`coder delete {name} --yes` failed ({code}): {err.strip()}")
 
 
+_UNKNOWN_FLAG = re.compile(r"unknown (?:shorthand )?flag")
+
+
+def _whoami_text_as_json(text: str) -> str:
+    """The plain `coder whoami` answer, as the JSON `-o json` would give (or the text itself)."""
+    models = importlib.import_module("sandlot.backends.coder.models")
+    try:
+        me = models.parse_whoami_text(text)
+    except models.ParseError:
+        return text
+    return json.dumps({"url": me.url, "username": me.username})
+
+
 def _first_error(text: str) -> str:
     for line in text.splitlines():
         line = line.strip()
@@ -151,8 +165,9 @@ class CoderTarget(Target):
         name = self._name(on_close)
         self.created.append(name)
         kwargs: dict[str, Any] = {**self.connection, "on_close": on_close,
-                                  "template": self.template, "workspace_name": name,
-                                  "use_parameter_defaults": True}  # fmt: skip
+                                  "template": self.template, "workspace_name": name}  # fmt: skip
+        if self.details.get("use_parameter_defaults"):
+            kwargs["use_parameter_defaults"] = True
         if self.settings.coder_preset:
             kwargs["preset"] = self.settings.coder_preset
         if self.settings.coder_parameters:
@@ -269,6 +284,11 @@ async def _connect(
         code, out, err = await cli.run("whoami", "-o", "json", timeout=60)
     except TimeoutError:
         return Skip("coder", "`coder whoami` did not answer within 60s (deployment unreachable?)")
+    if code != 0 and _UNKNOWN_FLAG.search(err):
+        # Releases before `whoami -o json` (v2.26) reject the flag: read the text form.
+        code, out, err = await cli.run("whoami", timeout=60)
+        if code == 0:
+            out = _whoami_text_as_json(out)
     if code != 0:
         return Skip("coder", f"`coder whoami` failed: {_first_error(err)} (log in with "
                              "`coder login <url>`, or pass --fake-coder)")  # fmt: skip
@@ -277,12 +297,15 @@ async def _connect(
         me = me[0] if isinstance(me, list) and me else me
         me.get("username")
     except (ValueError, AttributeError):
-        return Skip("coder", f"`coder whoami -o json` printed no JSON user: {out[:200]!r}")
+        return Skip("coder", f"`coder whoami` printed no user this can read: {out[:200]!r}")
     target = CoderTarget(settings, cli, connection, fake)
     target.details.update(
         url=me.get("url", ""), user=me.get("username", ""), fake=fake is not None,
         template=target.template,
     )  # fmt: skip
+    # Accept template defaults for parameters not given, where the CLI can (v2.26 cannot).
+    code, out, _ = await cli.run("create", "--help", timeout=60)
+    target.details["use_parameter_defaults"] = code == 0 and "--use-parameter-defaults" in out
     code, out, _ = await cli.run("version", "-o", "json", timeout=60)
     try:
         target.details["coder_version"] = json.loads(out).get("version", "") if code == 0 else ""

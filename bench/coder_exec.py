@@ -69,54 +69,90 @@ async def run(quick: bool = False) -> list[Measurement]:
                 coder_url=fake.url, session_token=fake.token,
             )
             env = {**os.environ, **fake.env()}
-            async with provider.session() as sandbox:
-                assert isinstance(sandbox, CoderSandbox)
-                target = f"{sandbox.workspace_name}.{sandbox.agent}"
-
-                async def coder_exec() -> None:
-                    await sandbox.exec("true", check=True)
-
-                async def process_per_command() -> None:
-                    proc = await asyncio.create_subprocess_exec(
-                        *openssh_argv(exe, target, "true"), env=env,
-                        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                        stderr=asyncio.subprocess.PIPE,
-                    )
-                    _, err = await proc.communicate()
-                    if proc.returncode != 0:
-                        raise RuntimeError(f"ssh per command failed: {err.decode()[-500:]}")
-
-                async def local_subprocess() -> None:
-                    await raw_subprocess("sh", "-c", "true")
-
-                s, b = await interleaved(
-                    coder_exec, process_per_command, rounds=max(5, rounds // 4)
-                )
-                rows.append(Measurement(
-                    "coder exec", "coder (fake)", "exec('true'), one connection",
-                    "ssh + ProxyCommand per command", s, b, "s",
-                    target=f"<= {TARGET_VS_PROCESS:.3f}x (>= 30x faster)",
-                    notes=f"{b / s:.0f}x faster",
-                ))
-                s, b = await interleaved(coder_exec, local_subprocess, rounds=rounds)
-                rows.append(Measurement(
-                    "coder exec", "coder (fake)", "exec('true'), one connection",
-                    "local subprocess sh -c true", s, b, "s",
-                    target=f"<= {TARGET_VS_LOCAL:g}x",
-                ))
-                async with sandlot.local().session() as local:
-
-                    async def local_exec() -> None:
-                        await local.exec("true", check=True)
-
-                    s, b = await interleaved(coder_exec, local_exec, rounds=rounds)
-                rows.append(Measurement(
-                    "coder exec", "coder (fake)", "exec('true'), one connection",
-                    "sandlot.local exec('true')", s, b, "s",
-                    notes="same sandlot code path above the backend",
-                ))
+            rows += await _measure("coder (fake)", provider, exe, env, rounds)
         finally:
             fake.shutdown()
+    rows += await _real(rounds)
+    return rows
+
+
+async def _real(rounds: int) -> list[Measurement]:
+    """The same measurements on a real Coder deployment, when tests/realcoder can start one
+    (the release from scripts/build-coder.sh is cached and PostgreSQL is installed)."""
+    try:
+        from tests.realcoder.harness import RealCoder, cached_binary
+        from tests.realcoder.postgres import find_pg_bin
+    except ImportError:
+        return []
+    binary = cached_binary()
+    if binary is None or find_pg_bin() is None:
+        print("bench: coder: no real Coder build cached; fake deployment only", file=sys.stderr)
+        return []
+    coder = RealCoder(binary)
+    coder.__enter__()  # on this thread: the harness's children die with their thread
+    try:
+        provider = sandlot.coder(
+            template=coder.template_single, on_close="delete", coder_binary=str(coder.binary),
+            coder_url=coder.url, session_token=coder.session_token,
+        )
+        label = f"coder (real {binary.parent.name})"
+        return await _measure(label, provider, Path(coder.binary), coder.cli_env(), rounds)
+    finally:
+        coder.__exit__(None, None, None)
+
+
+async def _measure(
+    backend: str,
+    provider: sandlot.IsolatedSandboxProvider,
+    exe: Path,
+    env: dict[str, str],
+    rounds: int,
+) -> list[Measurement]:
+    rows: list[Measurement] = []
+    async with provider.session() as sandbox:
+        assert isinstance(sandbox, CoderSandbox)
+        target = f"{sandbox.workspace_name}.{sandbox.agent}"
+
+        async def coder_exec() -> None:
+            await sandbox.exec("true", check=True)
+
+        async def process_per_command() -> None:
+            proc = await asyncio.create_subprocess_exec(
+                *openssh_argv(exe, target, "true"), env=env,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            _, err = await proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"ssh per command failed: {err.decode()[-500:]}")
+
+        async def local_subprocess() -> None:
+            await raw_subprocess("sh", "-c", "true")
+
+        s, b = await interleaved(coder_exec, process_per_command, rounds=max(5, rounds // 4))
+        rows.append(Measurement(
+            "coder exec", backend, "exec('true'), one connection",
+            "ssh + ProxyCommand per command", s, b, "s",
+            target=f"<= {TARGET_VS_PROCESS:.3f}x (>= 30x faster)",
+            notes=f"{b / s:.0f}x faster",
+        ))
+        s, b = await interleaved(coder_exec, local_subprocess, rounds=rounds)
+        rows.append(Measurement(
+            "coder exec", backend, "exec('true'), one connection",
+            "local subprocess sh -c true", s, b, "s",
+            target=f"<= {TARGET_VS_LOCAL:g}x",
+        ))
+        async with sandlot.local().session() as local:
+
+            async def local_exec() -> None:
+                await local.exec("true", check=True)
+
+            s, b = await interleaved(coder_exec, local_exec, rounds=rounds)
+        rows.append(Measurement(
+            "coder exec", backend, "exec('true'), one connection",
+            "sandlot.local exec('true')", s, b, "s",
+            notes="same sandlot code path above the backend",
+        ))
     return rows
 
 

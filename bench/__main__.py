@@ -27,6 +27,8 @@ SUITES: dict[str, str] = {
     "docker": "bench.docker_bench",
     "coder": "bench.coder_exec",
     "server": "bench.server_bench",
+    "coder_transfer": "bench.coder_transfer",
+    "verify": "bench.verify_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

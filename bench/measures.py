@@ -121,6 +121,7 @@ async def peak_rss(backend_json: str, gib: float = 1.0) -> Measurement:
     import json
 
     backend = json.loads(backend_json)["type"]
+    backend = "coder (fake)" if backend == "coder" else backend
     return Measurement(
         "memory", backend, f"peak RSS streaming {gib:g} GiB", "peak RSS running 'true'",
         busy, idle, "MiB", target="~1x (bounded capture)",

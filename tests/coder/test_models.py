@@ -2,12 +2,14 @@
 
 Sources, each used when present: coder's own golden `list -o json` output (shared/reference),
 the outputs recorded from a real `coder` by scripts/record-coder-cli.py
-(tests/fixtures/coder-cli/), and the fake deployment's live output.
+(tests/fixtures/coder-cli/, or the directory in $SANDLOT_CODER_FIXTURES), and the live output
+of the deployment under test.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from sandlot.errors import (
 from .deployment import MULTI, SINGLE, Deployment
 
 REPO = Path(__file__).resolve().parents[2]
-RECORDED = REPO / "tests" / "fixtures" / "coder-cli"
+RECORDED = Path(os.environ.get("SANDLOT_CODER_FIXTURES", REPO / "tests" / "fixtures" / "coder-cli"))
 
 
 def _golden() -> Path | None:
@@ -94,6 +96,9 @@ def test_recorded_list_outputs(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", _recorded("whoami-json"), ids=lambda c: c["name"])
 def test_recorded_whoami(case: dict[str, Any]) -> None:
+    if case["exit_code"] != 0:  # a release without `whoami -o` (sandlot then reads the text)
+        assert "unknown shorthand flag: 'o'" in case["stderr"]
+        return
     me = parse_whoami(case["stdout"])
     assert me.username == case["stdout_json"][0]["username"]
 
@@ -122,7 +127,10 @@ _EXPECTED_ERRORS: dict[str, type[Exception]] = {
 def test_recorded_failures_map_to_typed_errors(case: dict[str, Any]) -> None:
     cli = CoderCLI("coder")
     result = CLIResult(case["argv"], case["exit_code"], case["stdout"], case["stderr"])
-    with pytest.raises(_EXPECTED_ERRORS[case["name"]]):
+    expected = _EXPECTED_ERRORS[case["name"]]
+    if "unknown shorthand flag" in case["stderr"]:  # `whoami -o` on a release without it
+        expected = CoderCLIError
+    with pytest.raises(expected):
         cli.raise_for(result, " ".join(case["argv"]))
 
 

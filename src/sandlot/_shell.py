@@ -87,6 +87,14 @@ def display(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+_EXPORT_VALUE = re.compile(r"export ([A-Za-z_][A-Za-z0-9_]*)=('(?:[^']|'\"'\"')*'|\S+)")
+
+
+def mask_env_values(line: str) -> str:
+    """A rendered command line with every exported value replaced by `***` (for logs)."""
+    return _EXPORT_VALUE.sub(r"export \1=***", line)
+
+
 def render(
     argv: Sequence[str],
     *,

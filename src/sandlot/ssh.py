@@ -37,6 +37,20 @@ from .sandbox import RunningCommand, SpawnSpec
 
 log = logging.getLogger("sandlot.ssh")
 
+
+class _MaskCommandEnv(logging.Filter):
+    """asyncssh logs each command line at INFO; env values (maybe secrets) must not appear."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.args and "Command" in str(record.msg):
+            record.args = tuple(
+                _shell.mask_env_values(a) if isinstance(a, str) else a for a in record.args
+            )
+        return True
+
+
+logging.getLogger("asyncssh").addFilter(_MaskCommandEnv())
+
 CHUNK = 64 << 10
 #: After a kill, how long to wait for the exit status before closing the channel ourselves.
 KILL_GRACE = 5.0

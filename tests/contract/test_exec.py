@@ -234,3 +234,15 @@ async def test_bad_input_is_a_typed_error(sandbox: Sandbox) -> None:
 async def test_sudo_runs_as_root(sandbox: Sandbox) -> None:
     result = await sandbox.exec("id -u", sudo=True)
     assert result.stdout.strip() == "0", result.stderr
+
+
+async def test_env_values_never_reach_the_logs(
+    sandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    secret = "sandlot-secret-value-4f9a"
+    with caplog.at_level(logging.DEBUG):
+        result = await sandbox.exec(["printenv", "API_TOKEN"], env={"API_TOKEN": secret})
+    assert result.stdout == secret + "\n"
+    assert secret not in caplog.text

@@ -37,3 +37,13 @@ def test_paths_and_commands() -> None:
     assert display(["ls", "a b"]) == "ls 'a b'"
     with pytest.raises(ConfigurationError):
         to_argv([])
+
+
+def test_env_values_are_masked_for_logs() -> None:
+    from sandlot._shell import mask_env_values
+
+    line = render(["env"], cwd="/w", env={"TOKEN": "s3cr'et value", "B": "x"})
+    masked = mask_env_values(line)
+    assert "s3cr" not in masked and "value" not in masked
+    assert "export TOKEN=***" in masked and "export B=***" in masked
+    assert masked.endswith("exec env")

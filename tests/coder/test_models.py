@@ -35,12 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 RECORDED = Path(os.environ.get("SANDLOT_CODER_FIXTURES", REPO / "tests" / "fixtures" / "coder-cli"))
 
 
-def _golden() -> Path | None:
-    for parent in REPO.parents:
-        candidate = parent / "shared" / "reference" / "coder-cli" / "list-output-json.golden.json"
-        if candidate.is_file():
-            return candidate
-    return None
+GOLDEN = REPO / "tests" / "fixtures" / "coder-golden" / "list-output-json.golden.json"
 
 
 def _recorded(prefix: str) -> list[dict[str, Any]]:
@@ -51,10 +46,7 @@ def _recorded(prefix: str) -> list[dict[str, Any]]:
 
 
 def test_coders_own_golden_list_output() -> None:
-    golden = _golden()
-    if golden is None:
-        pytest.skip("coder's golden list output (shared/reference) is not beside this checkout")
-    workspaces = parse_workspaces(golden.read_text())
+    workspaces = parse_workspaces(GOLDEN.read_text())
     assert [w.name for w in workspaces] == ["test-workspace"]
     ws = workspaces[0]
     assert ws.owner_name == "testuser" and ws.reference == "testuser/test-workspace"

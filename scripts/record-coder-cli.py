@@ -8,7 +8,8 @@ JSON where it is JSON), with what varies from run to run masked:
 
   UUIDs -> <uuid:N> (N numbers distinct ids in order of appearance, per case)
   RFC 3339 times -> <time>; the CLI's "Jan _2 15:04:05" stamps -> <stamp>
-  the deployment URL -> <url>; temp paths -> <root>; durations -> <duration>
+  build-log times -> <time>; the deployment URL -> <url>; temp paths -> <root>
+  (an agent's $HOME -> <agent-home>); durations -> <duration>
   numbers under "latency" -> 0
 
 The fake `coder` CLI is compared against these files, so re-run this script
@@ -40,6 +41,8 @@ RFC3339_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]
 STAMP_RE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d\b"
 )
+LOGTIME_RE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?Z?")
+AGENT_HOME_RE = re.compile(r"<root>/agents/[^/\s\"]+/[^/\s\"]+/home")
 DURATION_RE = re.compile(r"\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
 
 
@@ -60,7 +63,9 @@ class Masker:
             if real:
                 s = s.replace(real, mask)
         s = UUID_RE.sub(self._uuid, s)
+        s = AGENT_HOME_RE.sub("<agent-home>", s)
         s = RFC3339_RE.sub("<time>", s)
+        s = LOGTIME_RE.sub("<time>", s)
         s = STAMP_RE.sub("<stamp>", s)
         return DURATION_RE.sub("<duration>", s)
 
@@ -151,6 +156,7 @@ class Recorder:
         proc.stdin.flush()
         banner = proc.stdout.readline()  # b"" when it fails before connecting
         proc.stdin.close()
+        proc.stdin = None  # so communicate() does not flush the closed pipe
         try:
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -172,6 +178,7 @@ def record_all(d: RealCoder, out: Path) -> list[str]:
 
     r.run("version-json", "version", "-o", "json", note="coder version -o json")
     r.run("whoami-json", "whoami", "-o", "json", note="logged in via env")
+    r.run("whoami-text", "whoami", note="logged in via env, default text format")
     r.run("list-empty", "list", "-o", "json", note="no workspaces yet")
     r.run("list-all-empty", "list", "--all", "-o", "json", note="no workspaces yet, --all")
 

@@ -26,6 +26,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
@@ -76,6 +77,23 @@ def proto_root(version: str | None = None) -> Path:
     return Path(override) if override else cache_dir(version) / "proto"
 
 
+ROOT_PREFIX = "sandlot-realcoder-"
+
+
+def _sweep_stale_roots() -> None:
+    """Remove temp dirs of deployments whose test process was killed (-9).
+
+    Their processes are already gone (--pdeathsig); only the directory stays.
+    """
+    for pid_file in Path(tempfile.gettempdir()).glob(f"{ROOT_PREFIX}*/owner.pid"):
+        try:
+            pid = int(pid_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(pid_file.parent, ignore_errors=True)
+
+
 def _base_env(home: Path) -> dict[str, str]:
     """A clean environment: no CODER_* from the caller, a private $HOME."""
     return {
@@ -120,6 +138,7 @@ class RealCoder:
         self._server: Service | None = None
         self._agents: AgentSupervisor | None = None
         self._pb: ModuleType | None = None
+        self._owner: ThreadPoolExecutor | None = None
 
     # -- paths and environments ------------------------------------------------
 
@@ -181,11 +200,7 @@ class RealCoder:
     # -- lifecycle -------------------------------------------------------------
 
     def __enter__(self) -> RealCoder:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
+        self.start()
         return self
 
     def __exit__(
@@ -196,14 +211,42 @@ class RealCoder:
     ) -> None:
         self.stop()
 
+    def start(self) -> None:
+        """Bring the deployment up (about 20 s); on failure, tear down what started.
+
+        Safe to call from any thread (e.g. `anyio.to_thread.run_sync`): servers are
+        started with --pdeathsig, which the kernel ties to the spawning THREAD, so
+        they are spawned from a thread of the harness's own that lives until stop().
+        """
+        if self._owner is not None:
+            raise RuntimeError("the deployment is already started")
+        self._owner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="realcoder")
+        try:
+            self._owner.submit(self._start).result()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop agents, server and database; remove the temp dir. Idempotent."""
+        owner, self._owner = self._owner, None
+        if owner is None:
+            return
+        try:
+            owner.submit(self._stop).result()
+        finally:
+            owner.shutdown(wait=True)
+
     def _timed(self, name: str, since: float) -> float:
         now = time.monotonic()
         self.timings[name] = round(now - since, 2)
         return now
 
-    def start(self) -> None:
+    def _start(self) -> None:
         t0 = t = time.monotonic()
-        self._root = Path(tempfile.mkdtemp(prefix="sandlot-realcoder-"))
+        _sweep_stale_roots()
+        self._root = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX))
+        (self._root / "owner.pid").write_text(str(os.getpid()))
         # Traversable (not listable) so PostgreSQL's unprivileged account can
         # reach its own directory inside.
         os.chmod(self._root, 0o711)
@@ -365,8 +408,7 @@ class RealCoder:
         """What the agent supervisor ran into (agents that died, API errors)."""
         return list(self._agents.errors) if self._agents is not None else []
 
-    def stop(self) -> None:
-        """Stop agents, server and database; remove the temp dir. Idempotent."""
+    def _stop(self) -> None:
         t = time.monotonic()
         errors: list[str] = []
         for step in (self._stop_agents, self._stop_server, self._stop_pg):
@@ -374,8 +416,11 @@ class RealCoder:
                 step()
             except Exception as exc:  # keep going: the rest must still stop
                 errors.append(f"{step.__name__}: {exc}")
-        if self._root is not None and not os.environ.get("SANDLOT_REALCODER_KEEP"):
-            shutil.rmtree(self._root, ignore_errors=True)
+        if self._root is not None:
+            if os.environ.get("SANDLOT_REALCODER_KEEP"):  # for reading the logs
+                (self._root / "owner.pid").unlink(missing_ok=True)
+            else:
+                shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
         self.timings["stop"] = round(time.monotonic() - t, 2)
         if errors:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -76,14 +77,29 @@ def compile_proto(proto_root: Path, out_dir: Path) -> ModuleType:
 
 
 @dataclass(frozen=True)
+class EchoParameter:
+    """A string `coder_parameter` with a default (mutable, like the fake's)."""
+
+    name: str
+    default: str
+
+
+@dataclass(frozen=True)
 class EchoTemplate:
-    """What one template declares: its agents (by name) and their directory."""
+    """What one template declares: agents (by name), their directory, parameters.
+
+    `versions`: names of template versions to push, in order (the last is active);
+    empty means one version with a generated name.
+    """
 
     name: str
     agents: tuple[str, ...] = ("main",)
-    directory: str = "~/project"  # the agent expands `~` with its $HOME
+    directory: str = "~/project"  # the agent expands `~` with its $HOME; "" for none
     resource_type: str = "null_resource"
     token: str | None = None  # None: coderd picks a fresh token per agent per build
+    parameters: tuple[EchoParameter, ...] = ()
+    presets: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (name, ((param, value),))
+    versions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.agents:
@@ -124,19 +140,65 @@ def write_template(pb: Any, spec: EchoTemplate, dest: Path) -> Path:
     volume = pb.Resource(name="home", type="null_resource")
     resources = {"start": [compute, volume], "stop": [volume], "destroy": []}
 
+    parameters = [
+        pb.RichParameter(name=p.name, type="string", default_value=p.default, mutable=True, order=i)
+        for i, p in enumerate(spec.parameters)
+    ]
+    presets = [
+        pb.Preset(
+            name=name,
+            parameters=[pb.PresetParameter(name=k, value=v) for k, v in values],
+        )
+        for name, values in spec.presets
+    ]
     put("0.parse.protobuf", pb.Response(parse=pb.ParseComplete()))
     for transition, res in resources.items():
         put(f"0.{transition}.plan.protobuf", log(f"echo: planning {transition}"))
-        put(
-            f"1.{transition}.plan.protobuf",
-            pb.Response(plan=pb.PlanComplete(resources=res, plan=b"{}")),
-        )
+        plan = pb.PlanComplete(resources=res, plan=b"{}", parameters=parameters)
+        if transition == "start":
+            plan.presets.extend(presets)
+        put(f"1.{transition}.plan.protobuf", pb.Response(plan=plan))
         put(f"0.{transition}.apply.protobuf", log(f"echo: applying {transition}"))
         put(
             f"1.{transition}.apply.protobuf",
-            pb.Response(apply=pb.ApplyComplete(resources=res)),
+            pb.Response(apply=pb.ApplyComplete(resources=res, parameters=parameters)),
         )
+    if spec.parameters or spec.presets:
+        # Coder evaluates parameters and presets from the template's Terraform
+        # files too (dynamic parameters), even with the echo provisioner.
+        (dest / "main.tf").write_text(_terraform(spec))
     return dest
+
+
+def _hcl(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid HCL string literal
+
+
+def _terraform(spec: EchoTemplate) -> str:
+    lines = [
+        "terraform {",
+        '  required_providers {\n    coder = {\n      source = "coder/coder"\n    }\n  }',
+        "}",
+    ]
+    for i, p in enumerate(spec.parameters):
+        lines += [
+            f'data "coder_parameter" "{p.name}" {{',
+            f"  name    = {_hcl(p.name)}",
+            '  type    = "string"',
+            "  mutable = true",
+            f"  default = {_hcl(p.default)}",
+            f"  order   = {i}",
+            "}",
+        ]
+    for name, values in spec.presets:
+        body = ", ".join(f"{_hcl(k)} = {_hcl(v)}" for k, v in values)
+        lines += [
+            f'data "coder_workspace_preset" "{name}" {{',
+            f"  name       = {_hcl(name)}",
+            f"  parameters = {{ {body} }}",
+            "}",
+        ]
+    return "\n".join(lines) + "\n"
 
 
 def tar_directory(directory: Path) -> bytes:

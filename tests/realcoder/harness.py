@@ -32,7 +32,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from .agents import AgentSupervisor
-from .echo_template import EchoTemplate, compile_proto, tar_directory, write_template
+from .echo_template import EchoParameter, EchoTemplate, compile_proto, tar_directory, write_template
 from .postgres import Postgres
 from .procs import Service, descendants, free_port, run, wait_until
 
@@ -40,11 +40,22 @@ REPO = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO / "scripts" / "coder-version"
 BUILD_SCRIPT = REPO / "scripts" / "build-coder.sh"
 
-TEMPLATE_SINGLE = "echo-single"
-TEMPLATE_MULTI = "echo-multi"
+TEMPLATE_SINGLE = "echo-single"  # one agent "main", directory ~/project
+TEMPLATE_MULTI = "echo-multi"  # agents "main" and "aux"
+TEMPLATE_PLAIN = "echo-plain"  # one agent "main" without a directory
+TEMPLATE_PARAMS = "echo-params"  # region=eu, size=s; preset "fast" (region us); v1, v2
+PARAMS_VERSIONS = ("v1", "v2")
 DEFAULT_TEMPLATES = (
     EchoTemplate(name=TEMPLATE_SINGLE, agents=("main",)),
     EchoTemplate(name=TEMPLATE_MULTI, agents=("main", "aux")),
+    EchoTemplate(name=TEMPLATE_PLAIN, agents=("main",), directory=""),
+    EchoTemplate(
+        name=TEMPLATE_PARAMS,
+        agents=("main",),
+        parameters=(EchoParameter("region", "eu"), EchoParameter("size", "s")),
+        presets=(("fast", (("region", "us"),)),),
+        versions=PARAMS_VERSIONS,
+    ),
 )
 
 
@@ -127,6 +138,10 @@ class RealCoder:
         self.templates = {t.name: t for t in templates}
         self.template_single = TEMPLATE_SINGLE
         self.template_multi = TEMPLATE_MULTI
+        self.template_plain = TEMPLATE_PLAIN
+        self.template_params = TEMPLATE_PARAMS
+        self.params_versions = PARAMS_VERSIONS
+        self.organization = "coder"  # the default organization's name
         self.username = username
         self.email = f"{username}@example.com"
         self.url = ""
@@ -264,7 +279,8 @@ class RealCoder:
         t = self._timed("login", t)
 
         for spec in self.templates.values():
-            self._push_template(spec)
+            for version in spec.versions or (None,):
+                self._push_template(spec, version)
         t = self._timed("templates", t)
 
         self._agents = AgentSupervisor(
@@ -350,7 +366,7 @@ class RealCoder:
             raise RuntimeError(f"coder login failed ({out.returncode}): {out.stderr.strip()}")
         self.session_token = (self.config_dir / "session").read_text().strip()
 
-    def _push_template(self, spec: EchoTemplate) -> None:
+    def _push_template(self, spec: EchoTemplate, version: str | None) -> None:
         assert self._pb is not None
         directory = write_template(self._pb, spec, self.root / "templates" / spec.name)
         # As a tar on stdin (`--directory -`): given a directory, the CLI refuses
@@ -366,6 +382,7 @@ class RealCoder:
                 "--test.provisioner",
                 "echo",
                 "--yes",
+                *(["--name", version] if version else []),
             ],
             env=self.cli_env(),
             input=tar_directory(directory),

@@ -51,7 +51,13 @@ class Masker:
 
     def __init__(self, deployment: RealCoder, extra: dict[str, str]) -> None:
         self.ids: dict[str, str] = {}
-        self.literal = {deployment.url: "<url>", str(deployment.root): "<root>", **extra}
+        self.literal = {
+            deployment.url: "<url>",
+            str(deployment.root): "<root>",
+            # The CLI names itself by path in hints ("Try logging in using '<path> login'").
+            str(deployment.binary): "coder",
+            **extra,
+        }
         if deployment.session_token:
             self.literal[deployment.session_token] = "<session-token>"
 

@@ -17,6 +17,7 @@ from .harness import REPO, VERSION_FILE
 
 FIXTURES = REPO / "tests" / "fixtures" / "coder-cli"
 UNMASKED = [
+    re.compile(r"/\.cache/sandlot/coder/"),
     re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
     re.compile(r"127\.0\.0\.1:\d+"),
     re.compile(r"/tmp/sandlot-realcoder-"),

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .deployment import MULTI, SINGLE, Deployment, FakeDeployment
+from .deployment import MULTI, PARAMS, PLAIN, SINGLE, Deployment, FakeDeployment
 
 DEPLOYMENT_ENV = "SANDLOT_CODER_DEPLOYMENT"
 
@@ -34,8 +34,15 @@ def _real_deployment(stack: Any) -> Deployment:
         url=coder.url,
         token=coder.session_token,
         username=coder.username,
-        templates={SINGLE: coder.template_single, MULTI: coder.template_multi},
+        templates={
+            SINGLE: coder.template_single,
+            MULTI: coder.template_multi,
+            PLAIN: coder.template_plain,
+            PARAMS: coder.template_params,
+        },
         config_dir=Path(env["CODER_CONFIG_DIR"]),
+        organization=coder.organization,
+        template_versions=coder.params_versions,
     )
 
 

@@ -42,8 +42,10 @@ STAMP_RE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d\b"
 )
 LOGTIME_RE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?Z?")
+LATENCY_RE = re.compile(r'("latency_ms":) [0-9.e+-]+')
 AGENT_HOME_RE = re.compile(r"<root>/agents/[^/\s\"]+/[^/\s\"]+/home")
-DURATION_RE = re.compile(r"\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
+# Not after "?": terminal escapes such as "\x1b[?25h" are no durations.
+DURATION_RE = re.compile(r"(?<![?\d.])\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
 
 
 class Masker:
@@ -69,6 +71,7 @@ class Masker:
             if real:
                 s = s.replace(real, mask)
         s = UUID_RE.sub(self._uuid, s)
+        s = LATENCY_RE.sub(r"\1 0", s)
         s = AGENT_HOME_RE.sub("<agent-home>", s)
         s = RFC3339_RE.sub("<time>", s)
         s = LOGTIME_RE.sub("<time>", s)
@@ -262,6 +265,74 @@ def record_all(d: RealCoder, out: Path) -> list[str]:
     r.run("delete", "delete", "rec", "--yes", note="delete a running workspace")
     r.run("delete-multi", "delete", "recm", "--yes", note="delete the two-agent workspace")
     r.run("list-after-delete", "list", "-o", "json", note="all deleted again")
+
+    params = d.template_params  # parameters region, size (defaults eu, s); preset "fast"
+    r.run(
+        "create-params-no-preset",
+        "create",
+        "recp",
+        "-t",
+        params,
+        "--yes",
+        "--parameter",
+        "region=eu",
+        "--parameter",
+        "size=s",
+        note="template with presets, no --preset given, no terminal",
+    )
+    r.run(
+        "create-params-no-values",
+        "create",
+        "recp",
+        "-t",
+        params,
+        "--yes",
+        "--preset",
+        "none",
+        note="parameters with defaults but no values, no terminal",
+    )
+    r.run(
+        "create-params-preset-none",
+        "create",
+        "recp",
+        "-t",
+        params,
+        "--yes",
+        "--preset",
+        "none",
+        "--parameter",
+        "region=eu",
+        "--parameter",
+        "size=s",
+        note="--preset none and every parameter given",
+    )
+    r.run(
+        "create-params-preset",
+        "create",
+        "recq",
+        "-t",
+        params,
+        "--yes",
+        "--preset",
+        "fast",
+        "--parameter",
+        "size=m",
+        "--template-version",
+        "v1",
+        note="a preset, a parameter and a named template version",
+    )
+    r.run(
+        "create-unknown-flag",
+        "create",
+        "recr",
+        "-t",
+        params,
+        "--yes",
+        "--use-parameter-defaults",
+        note="a flag this release does not have",
+    )
+    for ws in ("recp", "recq"):
+        d.coder("delete", ws, "--yes")
 
     for verb in ("start", "stop", "delete"):
         r.run(

@@ -99,7 +99,7 @@ class EchoTemplate:
     token: str | None = None  # None: coderd picks a fresh token per agent per build
     parameters: tuple[EchoParameter, ...] = ()
     presets: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (name, ((param, value),))
-    versions: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()  # empty: one version named "v1"
 
     def __post_init__(self) -> None:
         if not self.agents:

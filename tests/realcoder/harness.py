@@ -193,10 +193,12 @@ class RealCoder:
         stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run the real CLI against this deployment; never raises on exit status."""
+        # No stdin unless given: the CLI must see a non-interactive caller, as in CI.
+        feed = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
         return subprocess.run(
             [str(self.binary), *args],
             env=dict(env) if env is not None else self.cli_env(),
-            input=stdin,
+            **feed,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -279,7 +281,8 @@ class RealCoder:
         t = self._timed("login", t)
 
         for spec in self.templates.values():
-            for version in spec.versions or (None,):
+            # Named versions: a generated name would differ in every recording.
+            for version in spec.versions or ("v1",):
                 self._push_template(spec, version)
         t = self._timed("templates", t)
 
@@ -366,7 +369,7 @@ class RealCoder:
             raise RuntimeError(f"coder login failed ({out.returncode}): {out.stderr.strip()}")
         self.session_token = (self.config_dir / "session").read_text().strip()
 
-    def _push_template(self, spec: EchoTemplate, version: str | None) -> None:
+    def _push_template(self, spec: EchoTemplate, version: str) -> None:
         assert self._pb is not None
         directory = write_template(self._pb, spec, self.root / "templates" / spec.name)
         # As a tar on stdin (`--directory -`): given a directory, the CLI refuses
@@ -382,7 +385,8 @@ class RealCoder:
                 "--test.provisioner",
                 "echo",
                 "--yes",
-                *(["--name", version] if version else []),
+                "--name",
+                version,
             ],
             env=self.cli_env(),
             input=tar_directory(directory),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -191,6 +192,7 @@ def main() -> int:
     (RESULTS / f"{stem}.json").write_text(json.dumps({
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "duration_s": round(time.time() - started, 1),
+        "load_avg_at_end": os.getloadavg(),
         "measurements": [r.as_dict() for r in rows],
     }, indent=2) + "\n")  # fmt: skip
     print(f"wrote {RESULTS / (stem + '.json')}", file=sys.stderr)

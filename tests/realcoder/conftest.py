@@ -25,7 +25,7 @@ def require_real_coder() -> Path:
     require(
         binary is not None,
         f"real coder {pinned_version()} not built: run {BUILD_SCRIPT} "
-        f"(caches it in {cache_dir()}; ~10 min fresh on 2 cores)",
+        f"(caches it in {cache_dir()}; a fresh build takes 6-35 min on 2 cores)",
     )
     require(find_pg_bin() is not None, "PostgreSQL not installed: apt-get install postgresql")
     assert binary is not None

@@ -328,17 +328,11 @@ class LinterNotInstalledError(VerifyToolMissingError):
     """The linter `run_lint` needs is not installed in the sandbox."""
 
 
-class VerifyToolFailedError(VerifyError):
-    """The tool itself failed (crashed, bad config, timed out) rather than reporting findings."""
+class VerifyToolFailedError(VerifyError, CommandError):
+    """The tool itself failed (crashed, bad config, timed out) rather than reporting findings.
 
-    def __init__(
-        self, message: str, *, command: str, exit_code: int | None, stderr: str = ""
-    ) -> None:
-        self.command = redact(command)
-        self.exit_code = exit_code
-        self.stderr = _tail(stderr)
-        detail = f"\nstderr (tail):\n{self.stderr}" if self.stderr else ""
-        super().__init__(f"{message}{detail}")
+    Carries `command`, `exit_code` and the `stderr` tail, like every `CommandError`.
+    """
 
 
 class NoTestRunError(VerifyError):

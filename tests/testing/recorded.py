@@ -3,8 +3,9 @@
 The recorder runs a fixed sequence of `coder` calls against a real deployment and stores each
 result in tests/fixtures/coder-cli/<case>.json (argv, exit code, stdout, stderr, stdout parsed
 as JSON) with run-dependent values masked. `replay` runs the same sequence, in the same order,
-against a fake deployment set up like the real one (templates `echo-single` with agent `main`,
-`echo-multi` with `main` and `aux`), and masks its output with the same rules, so the two can
+against a fake deployment set up like the real one (tests/realcoder/harness.py: templates
+`echo-single` with agent `main`, `echo-multi` with `main` and `aux`, `echo-params` with
+parameters region=eu and size=s, preset `fast` (region us) and versions v1, v2), and masks its output with the same rules, so the two can
 be compared case by case.
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sandlot.testing import AgentSpec
+from sandlot.testing import AgentSpec, ParameterSpec
 
 from .support import make_coder
 
@@ -29,7 +30,8 @@ RFC3339_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]
 STAMP_RE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d\b"
 )
-DURATION_RE = re.compile(r"\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
+# As scripts/record-coder-cli.py: not after "?", terminal escapes such as "\x1b[?25h" are kept.
+DURATION_RE = re.compile(r"(?<![?\d.])\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
 LOGIN_HINT_RE = re.compile(r"Try logging in using '[^']*? login <url>'")
 
 
@@ -79,19 +81,28 @@ def normalize_recorded(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def replay(username: str, empty_list_json: bool) -> dict[str, dict[str, Any]]:
+def replay(username: str) -> dict[str, dict[str, Any]]:
     """Run the recorder's sequence against a fresh fake deployment; return results by case.
 
-    `empty_list_json` picks the release behaviour the recording shows for an empty list.
+    The fake runs with its default settings: they are the pinned release's behaviour.
     """
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="sandlot-replay-") as tmp:
         root = Path(tmp)
         coder = make_coder(root / "deployment", root / "bin", username=username)
         fake = coder.deployment
-        fake.add_template("echo-single", agents=[AgentSpec("main")])
-        fake.add_template("echo-multi", agents=[AgentSpec("main"), AgentSpec("aux")])
-        fake.set_empty_list_json(empty_list_json)
+        home = "~/project"  # every agent of the harness's templates works there
+        fake.add_template("echo-single", agents=[AgentSpec("main", directory=home)])
+        fake.add_template(
+            "echo-multi", agents=[AgentSpec("main", directory=home), AgentSpec("aux", directory=home)]
+        )
+        fake.add_template(
+            "echo-params",
+            agents=[AgentSpec("main", directory=home)],
+            parameters=[ParameterSpec("region", default="eu"), ParameterSpec("size", default="s")],
+            presets={"fast": {"region": "us"}},
+            versions=("v1", "v2"),
+        )
         literal = {fake.url: "<url>", str(fake.root): "<root>", fake.token: "<session-token>"}
 
         def save(
@@ -153,6 +164,7 @@ def replay(username: str, empty_list_json: bool) -> dict[str, dict[str, Any]]:
         try:
             run("version-json", "version", "-o", "json")
             run("whoami-json", "whoami", "-o", "json")
+            run("whoami-text", "whoami")
             run("list-empty", "list", "-o", "json")
             run("list-all-empty", "list", "--all", "-o", "json")
             run("create", "create", "rec", "-t", "echo-single", "--yes")
@@ -181,6 +193,28 @@ def replay(username: str, empty_list_json: bool) -> dict[str, dict[str, Any]]:
             run("delete", "delete", "rec", "--yes")
             run("delete-multi", "delete", "recm", "--yes")
             run("list-after-delete", "list", "-o", "json")
+            params = ("-t", "echo-params", "--yes")
+            values = ("--parameter", "region=eu", "--parameter", "size=s")
+            run("create-params-no-preset", "create", "recp", *params, *values)
+            run("create-params-no-values", "create", "recp", *params, "--preset", "none")
+            run(
+                "create-params-preset-none", "create", "recp", *params, "--preset", "none", *values
+            )
+            run(
+                "create-params-preset",
+                "create",
+                "recq",
+                *params,
+                "--preset",
+                "fast",
+                "--parameter",
+                "size=m",
+                "--template-version",
+                "v1",
+            )
+            run("create-unknown-flag", "create", "recr", *params, "--use-parameter-defaults")
+            for ws in ("recp", "recq"):  # cleanup, as the recorder does (not a case)
+                run(f"cleanup-{ws}", "delete", ws, "--yes")
             for verb in ("start", "stop", "delete"):
                 run(f"{verb}-unknown-workspace", verb, "no-such-ws", "--yes")
             handshake("ssh-stdio-unknown-workspace", "no-such-ws")

@@ -43,13 +43,13 @@ def test_unreachable_url_is_a_dial_error(coder: Coder) -> None:
     result = coder.run("whoami", "-o", "json", env=env)
     assert result.code == 1
     assert result.stderr.splitlines()[1] == (
-        'error: do: Get "http://127.0.0.1:1/api/v2/users/me": '
+        'error: Get "http://127.0.0.1:1/api/v2/users/me": '
         "dial tcp 127.0.0.1:1: connect: connection refused"
     )
     env["CODER_URL"] = "https://nowhere.invalid"
     result = coder.run("list", "-o", "json", env=env)
     assert result.stderr.splitlines()[1] == (
-        'error: query workspaces: do: Get "https://nowhere.invalid/api/v2/workspaces?q=owner%3Ame":'
+        'error: query workspaces: Get "https://nowhere.invalid/api/v2/workspaces?q=owner%3Ame":'
         " dial tcp: lookup nowhere.invalid: no such host"
     )
 

@@ -100,7 +100,7 @@ def test_create_fails_after_the_workspace_exists(coder: Coder) -> None:
     assert result.code == 1
     assert "The half workspace has been created" not in result.stdout
     assert re.fullmatch(
-        HEAD.format("create") + r'\nerror: watch build: fetch: do: Get "https://[^"]+/api/v2/'
+        HEAD.format("create") + r'\nerror: watch build: fetch: Get "https://[^"]+/api/v2/'
         r'workspacebuilds/[0-9a-f-]{36}": net/http: request canceled\n',
         result.stderr,
     )

@@ -21,8 +21,7 @@ CASES = recorded.recorded_cases()
 def replayed() -> dict[str, dict[str, Any]]:
     whoami = (CASES.get("whoami-json") or {}).get("stdout_json") or [{}]
     username = whoami[0].get("username", "admin")
-    empty = (CASES.get("list-empty") or {}).get("stdout", "")
-    return recorded.replay(username, empty_list_json=empty.strip() == "[]")
+    return recorded.replay(username)
 
 
 def _agents(ws: dict[str, Any]) -> dict[str, dict[str, Any]]:

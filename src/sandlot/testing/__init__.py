@@ -44,13 +44,15 @@ The Python API (`FakeCoderDeployment`):
   ``fail_next_build(error, transition="start")``, ``drop_connection_on(marker, times=None)``,
   ``revoke_sessions()`` / ``restore_sessions()`` (401: signed out), ``kill_agent(workspace)``,
   ``clear_faults()``.
-- Settings for release differences: ``set_empty_list_json(True)`` (`[]` instead of empty stdout
-  when there is no workspace), ``set_accept_workspace_ids(True)`` (UUIDs for lifecycle commands).
+- Settings for release differences (the defaults are v2.27.0's): ``set_empty_list_json(False)``
+  (empty stdout instead of `[]` when there is no workspace, as older releases),
+  ``set_use_parameter_defaults(True)`` (`create --use-parameter-defaults`, releases after v2.27),
+  ``set_accept_workspace_ids(True)`` (UUIDs for lifecycle commands).
 - ``shutdown()``: kill every agent process (also on ``with`` exit). Always call it in teardown.
 
 CLI surface: ``whoami -o json``; ``list -o json [-a] [--search q]``; ``create [owner/]name -t T
 [--template-version V] [--parameter k=v]... [--rich-parameter-file F] [--parameter-default k=v]
-[--preset P] [-O org] [--use-parameter-defaults] [-y] [--no-wait]``;
+[--preset P|none] [-O org] [--use-parameter-defaults (setting)] [-y] [--no-wait]``;
 ``start|stop|delete <ws> [-y]``;
 ``ssh --stdio <ws>[.<agent>]`` (also ``owner/ws``, ``owner--ws--agent``); global ``--url``,
 ``--token``, ``--global-config``. Details and deliberate differences: adr/ (fake Coder ADR).

@@ -114,7 +114,14 @@ class FakeCoderDeployment:
             "templates": {},
             "workspaces": {},
             "faults": {},
-            "settings": {"empty_list_json": False, "accept_workspace_ids": False},
+            # The pinned release (v2.27.0) prints `[]` for an empty JSON list
+            # (tests/fixtures/coder-cli/list-empty.json) and has no --use-parameter-defaults
+            # (create-unknown-flag.json).
+            "settings": {
+                "empty_list_json": True,
+                "accept_workspace_ids": False,
+                "use_parameter_defaults": False,
+            },
             "halted": False,
         }
         state.save(self.root, st)
@@ -385,7 +392,7 @@ class FakeCoderDeployment:
         `message` may use ``{url}`` and ``{build_id}``; the default mimics a lost server.
         """
         text = message or (
-            'watch build: fetch: do: Get "{url}/api/v2/workspacebuilds/{build_id}": '
+            'watch build: fetch: Get "{url}/api/v2/workspacebuilds/{build_id}": '
             "net/http: request canceled"
         )
         self._set("create_fails_after_exists", {"remaining": times, "message": text}, None)
@@ -445,9 +452,19 @@ class FakeCoderDeployment:
     # --- settings (behaviours that differ between coder releases) --------------------------
 
     def set_empty_list_json(self, enabled: bool) -> None:
-        """`coder list -o json` with no workspace prints `[]` (newer releases), not nothing."""
+        """`coder list -o json` with no workspace prints `[]` (the default, as v2.26 and v2.27
+        do); `False` emulates older releases: nothing on stdout, a hint on stderr."""
         with state.locked(self.root) as st:
             st["settings"]["empty_list_json"] = enabled
+
+    def set_use_parameter_defaults(self, enabled: bool) -> None:
+        """Emulate a release after v2.27 that has `coder create --use-parameter-defaults`.
+
+        Off by default: the pinned v2.27.0 rejects the flag like any unknown flag
+        (tests/fixtures/coder-cli/create-unknown-flag.json).
+        """
+        with state.locked(self.root) as st:
+            st["settings"]["use_parameter_defaults"] = enabled
 
     def set_accept_workspace_ids(self, enabled: bool) -> None:
         """Let start/stop/delete/ssh accept a workspace UUID (newest releases resolve ids)."""

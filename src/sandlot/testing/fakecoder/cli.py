@@ -129,8 +129,10 @@ def cmd_whoami(inv: Invocation) -> int:
         inv.stdout.write("URL                     USERNAME  ID\n")
         inv.stdout.write(f"{row['url']}  {row['username']}  {row['user_id']}\n")
     elif fmt == "text":
+        # v2.27.0 renders the text form as a one-element list, no trailing newline
+        # (tests/fixtures/coder-cli/whoami-text.json).
         inv.stdout.write(
-            f"Coder is running at {row['url']}, You're authenticated as {row['username']} !\n"
+            f"[  Coder is running at {row['url']}, You're authenticated as {row['username']} !\n]"
         )
     else:
         raise CLIError(f'unknown output format "{fmt}"')
@@ -203,8 +205,9 @@ def cmd_list(inv: Invocation) -> int:
     """cli/list.go + cli/cliui/workspacefilter.go.
 
     ``--all`` drops the filter, else ``--search`` (default ``owner:me``) is sent as ``q``.
-    With no workspace, stdout stays empty and stderr says ``No workspaces found! Create one:``
-    (releases before `[]` was printed for JSON; the `empty_list_json` setting switches to `[]`).
+    With no workspace, `-o json` prints ``[]`` (tests/fixtures/coder-cli/list-empty.json);
+    with the `empty_list_json` setting off (older releases) stdout stays empty and stderr says
+    ``No workspaces found! Create one:``.
     """
     args.require_args(inv.parsed, 0)
     query = "" if inv.parsed.flag("all") else (inv.parsed.text("search") or "owner:me")
@@ -319,6 +322,37 @@ def _check_org(inv: Invocation, st: state.State) -> None:
         )
 
 
+def _choose_preset(inv: Invocation, template: dict[str, Any]) -> tuple[dict[str, str], str | None]:
+    """cli/create.go preset selection: values to apply and the preset's id.
+
+    With presets, `--preset none` prints "No preset applied." (no newline), a named one prints
+    its values, and none given needs a terminal to choose: without one the real CLI fails
+    (tests/fixtures/coder-cli/create-params-no-preset.json, -preset-none.json, -preset.json).
+    """
+    presets: dict[str, Any] = template.get("presets", {})
+    preset_name = inv.parsed.text("preset")
+    if preset_name.lower() == "none":
+        if presets:
+            inv.stdout.write("No preset applied.")
+        return {}, None
+    if not preset_name:
+        if presets:
+            inv.stdout.write("Select a preset below:\n\x1b[?25l\x1b[?2004h")
+            raise CLIError(
+                "unable to prompt user for preset: failed to select preset: error creating "
+                "cancelreader: add reader to epoll interest list"
+            )
+        return {}, None
+    preset = presets.get(preset_name)
+    if preset is None:
+        raise CLIError(f'preset "{preset_name}" not found')
+    values = dict(preset["parameters"])
+    inv.stdout.write(f"Preset '{preset_name}' applied:\n")
+    inv.stdout.write("".join(f"  {key}: '{value}'\n" for key, value in values.items()))
+    preset_id: str = preset["id"]
+    return values, preset_id
+
+
 def cmd_create(inv: Invocation) -> int:
     """cli/create.go: checks in the real order, then the build log and the final line."""
     template_name = inv.parsed.text("template")
@@ -360,15 +394,7 @@ def cmd_create(inv: Invocation) -> int:
             )
         version_id = template["versions"][version_name]
     _check_org(inv, st)
-    preset_values: dict[str, str] = {}
-    preset_name = inv.parsed.text("preset")
-    preset_id = None
-    if preset_name and preset_name.lower() != "none":
-        preset = template.get("presets", {}).get(preset_name)
-        if preset is None:
-            raise CLIError(f'preset "{preset_name}" not found')
-        preset_values = dict(preset["parameters"])
-        preset_id = preset["id"]
+    preset_values, preset_id = _choose_preset(inv, template)
     try:
         build_params = params.resolve_for_create(inv, template, preset_values)
     except CLIError as exc:
@@ -536,7 +562,7 @@ def cmd_ssh(inv: Invocation) -> int:
     client = init_client(inv, workspace_path(workspace_ref))
     ws = resolve_workspace(client, workspace_ref)
     ws = _ensure_started(inv, client, ws, workspace_ref)
-    rec = _pick_agent(ws, agent_name)
+    rec = _pick_agent(ws, agent_name, _owner_of(client.st, ws)["username"])
     with state.locked(inv.root) as locked_state:
         shutting_down = faults.take(locked_state, ws["name"], "ssh_shutting_down")
     if shutting_down:
@@ -584,24 +610,32 @@ def _ensure_started(
     return fresh
 
 
-def _pick_agent(ws: dict[str, Any], name: str) -> dict[str, Any]:
-    """getWorkspaceAgent: by name, else the only one, else a random one (cryptorand.Element)."""
+def _pick_agent(ws: dict[str, Any], name: str, owner: str) -> dict[str, Any]:
+    """getWorkspaceAgent: by name, else the only one; several and none named is an error.
+
+    The names are listed sorted, and a second agent without a name gets `ssh` hints
+    (tests/fixtures/coder-cli/ssh-stdio-unknown-agent.json,
+    ssh-stdio-multi-agent-no-agent-name.json).
+    """
     agents = ws.get("agents", [])
     if not agents:
         raise CLIError(f'workspace "{ws["name"]}" has no agents')
+    names = sorted(rec["name"] for rec in agents)
+    shown = "[" + " ".join(names) + "]"
     if name:
         for rec in agents:
-            if rec["name"] == name:
+            if rec["name"] == name or rec["id"] == name:
                 found: dict[str, Any] = rec
                 return found
-        raise CLIError(f'agent not found by name "{name}"')
+        raise CLIError(f'agent not found by name "{name}", available agents: {shown}')
     if len(agents) == 1:
         only: dict[str, Any] = agents[0]
         return only
-    import secrets
-
-    chosen: dict[str, Any] = secrets.choice(agents)
-    return chosen
+    hints = "".join(f"\n\t$ ssh {agent}.{ws['name']}.{owner}" for agent in names)
+    raise CLIError(
+        "multiple agents found, please specify the agent name, available agents: "
+        f"{shown}\nTry running:{hints}\n"
+    )
 
 
 def _wait_for_agent(inv: Invocation, workspace_id: str, agent_id: str) -> None:
@@ -814,6 +848,17 @@ def _split_command(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     return None, rest
 
 
+def _release_options(root: Path, command: Command) -> tuple[Option, ...]:
+    """The command's flags in the emulated release: v2.27.0 has no --use-parameter-defaults."""
+    try:
+        settings = state.load(root)["settings"]
+    except state.StateMissingError:
+        settings = {}
+    if settings.get("use_parameter_defaults"):
+        return command.options
+    return tuple(o for o in command.options if o.long != "use-parameter-defaults")
+
+
 def _usage() -> str:
     lines = ["Usage: coder [global-flags] <subcommand>", "", "Commands (fake, sandlot.testing):"]
     lines += [f"  {cmd.usage}" for cmd in COMMANDS.values()]
@@ -841,7 +886,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     inv = Invocation(root=Path(home), command=command.name, parsed=args.Parsed(), env=env)
     inv.binary = binary_path()
     try:
-        inv.parsed = args.parse(rest, command.options, env)
+        inv.parsed = args.parse(rest, _release_options(inv.root, command), env)
+    except CLIError as exc:
+        # serpent reports a flag error bare, with the whole argv, and without the
+        # "Encountered an error" head (tests/fixtures/coder-cli/create-unknown-flag.json).
+        sys.stderr.write(
+            f'parsing flags ([{" ".join(argv)}]) for "coder {command.name}": {exc.message}\n'
+        )
+        return 1
+    try:
         if inv.parsed.flag("help"):
             inv.stdout.write(f"Usage: coder {command.usage}\n")
             return 0

@@ -4,7 +4,8 @@ Sources, later ones winning: ``--rich-parameter-file`` (a flat YAML map),
 ``--parameter name=value``, then the preset's values. Every name must exist in the template
 (``parameter "x" is not present in the template.``, with ``Did you mean`` suggestions).
 Then every template parameter still without a value is prompted for, even one with a default,
-unless ``--use-parameter-defaults`` is given and a default exists (``Using default value for
+unless ``--use-parameter-defaults`` (releases after v2.27; the fake's `use_parameter_defaults`
+setting) is given and a default exists (``Using default value for
 <name>: '<value>'``); ``--parameter-default`` replaces the template's default. With stdin at EOF
 the prompt fails, so the command fails with ``prepare build: EOF`` (cli/create.go wraps resolver
 errors in ``prepare build:``).
@@ -134,10 +135,13 @@ def resolve_for_create(
             staged[param["name"]] = default
             continue
         description = param.get("description", "")
-        inv.stdout.write(f"\n{shown}" + (f"\n  {description}" if description else "") + "\n")
-        answer = prompts.value(inv, "Enter a value", default)
+        # cliui.RichParameter: the label on its own line, then the prompt; the text is
+        # tests/fixtures/coder-cli/create-params-no-values.json.
+        inv.stdout.write(f"{shown}\n" + (f"  {description}\n\n" if description else ""))
+        text = f'Enter a value (default: "{default}"):' if default else "Enter a value:"
+        answer = prompts.value(inv, text, default)
         while not answer and param.get("required"):
-            answer = prompts.value(inv, "Enter a value", default)
+            answer = prompts.value(inv, text, default)
         staged[param["name"]] = answer
     order = {p["name"]: i for i, p in enumerate(template_params)}
     return [

@@ -35,8 +35,8 @@ def confirm(inv: Invocation, text: str, default_yes: bool = True) -> None:
 
 
 def value(inv: Invocation, text: str, default: str = "") -> str:
-    suffix = f"({default}) " if default else ""
-    inv.stdout.write(f"> {text} {suffix}")
+    """cliui.Prompt: ``> <text> ``; an empty answer takes `default`."""
+    inv.stdout.write(f"> {text} ")
     inv.stdout.flush()
     answer = read_line(inv)
     return answer or default

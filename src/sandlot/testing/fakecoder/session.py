@@ -5,7 +5,8 @@ cli/root.go InitClient: the deployment URL comes from ``--url``/``CODER_URL``, e
 ``$XDG_CONFIG_HOME/coderv2`` or ``~/.config/coderv2``); no URL at all is "not logged in". The token
 comes from ``--token``/``CODER_SESSION_TOKEN``, else the ``session`` file; a missing token is not an
 error on the client, the server answers 401 (coderd/httpmw/apikey.go). A URL that is not this
-deployment's behaves like an unreachable server: ``do: Get "<url>/api/v2/...": dial tcp ...``.
+deployment's behaves like an unreachable server: ``Get "<url>/api/v2/...": dial tcp ...`` (Go's
+url.Error, unwrapped: tests/fixtures/coder-cli/whoami-bad-url.json, list-bad-url.json).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def unreachable(url: str, api_path: str) -> CLIError:
         reason = f"dial tcp {hostport}: connect: connection refused"
     else:
         reason = f"dial tcp: lookup {host}: no such host"
-    return CLIError(f'do: Get "{target}": {reason}')
+    return CLIError(f'Get "{target}": {reason}')
 
 
 def init_client(inv: Invocation, api_path: str, wrap: str = "") -> Client:

@@ -92,6 +92,7 @@ def job(st: state.State, ws: dict[str, Any], at: float) -> dict[str, Any]:
                 "template_display_name": "",
                 "template_icon": "",
             },
+            "logs_overflowed": False,  # v2.27.0 (tests/fixtures/coder-cli/list-running.json)
         }
     )
     return out
@@ -101,6 +102,7 @@ def agent(st: state.State, ws: dict[str, Any], rec: dict[str, Any], at: float) -
     view = model.agent_view(st, ws, rec, at)
     out: dict[str, Any] = {
         "id": rec["id"],
+        "parent_id": None,  # v2.27.0: set only for dev-container sub-agents (list-running.json)
         "created_at": state.rfc3339(rec["created_at"]),
         "updated_at": state.rfc3339(max(rec["created_at"], view.last_connected_at or 0.0)),
     }
@@ -144,11 +146,13 @@ def agent(st: state.State, ws: dict[str, Any], rec: dict[str, Any], at: float) -
             }
         )
     reason = model.health_reason(view)
+    out.update({"version": FAKE_VERSION, "api_version": AGENT_API_VERSION, "apps": []})
+    if view.status == "connected":
+        # DERP latency (omitempty), reported by a connected agent's stats; the fake's one relay
+        # is the embedded one (tests/fixtures/coder-cli/list-running.json).
+        out["latency"] = {"Coder Embedded Relay": {"preferred": True, "latency_ms": 0.5}}
     out.update(
         {
-            "version": FAKE_VERSION,
-            "api_version": AGENT_API_VERSION,
-            "apps": [],
             "connection_timeout_seconds": 120,
             "troubleshooting_url": "",
             "subsystems": [],
@@ -198,7 +202,8 @@ def resources(st: state.State, ws: dict[str, Any], at: float) -> list[dict[str, 
         ]
         if agents:
             item["agents"] = agents
-        item["metadata"] = []
+        # `metadata` is omitempty and the fake's resources carry none
+        # (tests/fixtures/coder-cli/list-running.json).
         item["daily_cost"] = 0
         out.append(item)
     return out
@@ -240,6 +245,9 @@ def workspace_build(
             "most_recently_seen": state.rfc3339(at),
         },
         "template_version_preset_id": build.get("preset_id"),
+        # v2.27.0 adds these two (tests/fixtures/coder-cli/list-running.json).
+        "has_ai_task": False,
+        "has_external_agent": False,
     }
 
 
@@ -289,6 +297,8 @@ def workspace(st: state.State, ws: dict[str, Any], at: float) -> dict[str, Any]:
             "allow_renames": False,
             "favorite": False,
             "next_start_at": None,
+            # v2.27.0 adds is_prebuild (tests/fixtures/coder-cli/list-running.json).
+            "is_prebuild": False,
         }
     )
     return out

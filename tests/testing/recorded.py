@@ -5,8 +5,8 @@ result in tests/fixtures/coder-cli/<case>.json (argv, exit code, stdout, stderr,
 as JSON) with run-dependent values masked. `replay` runs the same sequence, in the same order,
 against a fake deployment set up like the real one (tests/realcoder/harness.py: templates
 `echo-single` with agent `main`, `echo-multi` with `main` and `aux`, `echo-params` with
-parameters region=eu and size=s, preset `fast` (region us) and versions v1, v2), and masks its output with the same rules, so the two can
-be compared case by case.
+parameters region=eu and size=s, preset `fast` setting region us, versions v1 and v2), and
+masks its output with the same rules, so the two can be compared case by case.
 """
 
 from __future__ import annotations
@@ -93,9 +93,8 @@ def replay(username: str) -> dict[str, dict[str, Any]]:
         fake = coder.deployment
         home = "~/project"  # every agent of the harness's templates works there
         fake.add_template("echo-single", agents=[AgentSpec("main", directory=home)])
-        fake.add_template(
-            "echo-multi", agents=[AgentSpec("main", directory=home), AgentSpec("aux", directory=home)]
-        )
+        two = [AgentSpec("main", directory=home), AgentSpec("aux", directory=home)]
+        fake.add_template("echo-multi", agents=two)
         fake.add_template(
             "echo-params",
             agents=[AgentSpec("main", directory=home)],
@@ -197,9 +196,7 @@ def replay(username: str) -> dict[str, dict[str, Any]]:
             values = ("--parameter", "region=eu", "--parameter", "size=s")
             run("create-params-no-preset", "create", "recp", *params, *values)
             run("create-params-no-values", "create", "recp", *params, "--preset", "none")
-            run(
-                "create-params-preset-none", "create", "recp", *params, "--preset", "none", *values
-            )
+            run("create-params-preset-none", "create", "recp", *params, "--preset", "none", *values)
             run(
                 "create-params-preset",
                 "create",

@@ -93,7 +93,15 @@ async def test_agent_selection_forms(coder: Coder) -> None:
             assert result.stdout == agent, target
     result = coder.run("ssh", "--stdio", "two.nope")
     assert result.code == 1
-    assert result.stderr.endswith('error: agent not found by name "nope"\n')
+    assert result.stderr.endswith(
+        'error: agent not found by name "nope", available agents: [db dev]\n'
+    )
+    result = coder.run("ssh", "--stdio", "two")  # two agents, none named
+    assert result.code == 1
+    assert result.stderr.endswith(
+        "error: multiple agents found, please specify the agent name, available agents: "
+        f"[db dev]\nTry running:\n\t$ ssh db.two.{owner}\n\t$ ssh dev.two.{owner}\n\n"
+    )
 
 
 async def test_ssh_starts_a_stopped_workspace(coder: Coder) -> None:

@@ -13,8 +13,9 @@ from .support import Coder, pid_gone
 
 HEAD = 'Encountered an error running "coder {0}", see "coder {0} --help" for more information'
 
-# Key order of codersdk.Workspace / WorkspaceBuild / ProvisionerJob in `coder list -o json`
-# (cli/testdata/coder_list_--output_json.golden); autostart_schedule and ttl_ms are omitempty.
+# Key order of codersdk.Workspace / WorkspaceBuild / ProvisionerJob in `coder list -o json` of
+# v2.27.0 (tests/fixtures/coder-cli/list-running.json); autostart_schedule and ttl_ms are
+# omitempty.
 WORKSPACE_KEYS = [
     "id",
     "created_at",
@@ -44,6 +45,7 @@ WORKSPACE_KEYS = [
     "allow_renames",
     "favorite",
     "next_start_at",
+    "is_prebuild",
 ]
 BUILD_KEYS = [
     "id",
@@ -68,6 +70,8 @@ BUILD_KEYS = [
     "daily_cost",
     "matched_provisioners",
     "template_version_preset_id",
+    "has_ai_task",
+    "has_external_agent",
 ]
 JOB_KEYS = [
     "id",
@@ -84,7 +88,9 @@ JOB_KEYS = [
     "input",
     "type",
     "metadata",
+    "logs_overflowed",
 ]
+# `metadata` is omitempty, and the fake's resources have none.
 RESOURCE_KEYS = [
     "id",
     "created_at",
@@ -95,12 +101,13 @@ RESOURCE_KEYS = [
     "hide",
     "icon",
     "agents",
-    "metadata",
     "daily_cost",
 ]
-# codersdk.WorkspaceAgent field order (codersdk/workspaceagents.go), connected and ready.
+# codersdk.WorkspaceAgent field order (codersdk/workspaceagents.go), connected and ready
+# (tests/fixtures/coder-cli/list-running.json).
 AGENT_KEYS = [
     "id",
+    "parent_id",
     "created_at",
     "updated_at",
     "first_connected_at",
@@ -121,6 +128,7 @@ AGENT_KEYS = [
     "version",
     "api_version",
     "apps",
+    "latency",
     "connection_timeout_seconds",
     "troubleshooting_url",
     "subsystems",
@@ -133,12 +141,13 @@ AGENT_KEYS = [
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
 
 
-def test_list_without_workspaces_prints_nothing(coder: Coder) -> None:
+def test_list_without_workspaces_prints_an_empty_array(coder: Coder) -> None:
+    result = coder.ok("list", "-o", "json")
+    assert (result.stdout, result.stderr) == ("[]\n", "")
+    coder.deployment.set_empty_list_json(False)  # older releases
     result = coder.ok("list", "-o", "json")
     assert result.stdout == ""
     assert result.stderr.startswith("No workspaces found! Create one:")
-    coder.deployment.set_empty_list_json(True)
-    assert coder.ok("list", "-o", "json").stdout == "[]\n"
 
 
 def test_create_then_list_shape(coder: Coder) -> None:
@@ -215,13 +224,21 @@ def test_list_filters(coder: Coder) -> None:
             'prepare build: parameter "zone" is not present in the template.',
         ),
         (["create", "a/b/c", "-t", "docker", "--yes"], 'invalid workspace name: "a/b/c"'),
-        (["create", "ws", "-t", "docker", "--bogus"], "unknown flag: --bogus"),
     ],
 )
 def test_create_errors(coder: Coder, args: list[str], message: str) -> None:
     result = coder.run(*args)
     assert result.code == 1
     assert result.stderr == HEAD.format("create") + f"\nerror: {message}\n"
+    assert coder.list_json("-a") == []
+
+
+def test_an_unknown_flag_is_reported_bare_with_the_argv(coder: Coder) -> None:
+    result = coder.run("create", "ws", "-t", "docker", "--bogus")
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr == (
+        'parsing flags ([create ws -t docker --bogus]) for "coder create": unknown flag: --bogus\n'
+    )
     assert coder.list_json("-a") == []
 
 
@@ -241,23 +258,49 @@ def test_parameters_are_prompted_for_like_the_real_cli(coder: Coder, tmp_path: P
         ],
         presets={"big": {"size": "xl"}},
     )
-    # --yes does not fill parameters: without values the prompt reads EOF
+    # a template with presets needs --preset (a name or `none`) without a terminal
     result = coder.run("create", "p1", "-t", "params", "--yes")
     assert result.code == 1
+    assert result.stdout.startswith("Select a preset below:\n")
+    assert result.stderr.endswith(
+        "error: unable to prompt user for preset: failed to select "
+        "preset: error creating cancelreader: add reader to epoll "
+        "interest list\n"
+    )
+    # --yes does not fill parameters: without values the prompt reads EOF
+    none = ("--preset", "none")
+    result = coder.run("create", "p1", "-t", "params", "--yes", *none)
+    assert result.code == 1
+    assert result.stdout == (
+        'No preset applied.region\n  Where\n\n> Enter a value (default: "eu-west"): '
+    )
     assert result.stderr.endswith("error: prepare build: EOF\n")
+    # v2.27.0 has no --use-parameter-defaults: an unknown flag
+    result = coder.run("create", "p1", "-t", "params", "--yes", *none, "--use-parameter-defaults")
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr.endswith('"coder create": unknown flag: --use-parameter-defaults\n')
+    coder.deployment.set_use_parameter_defaults(True)  # a newer release
     # defaults fill `region`, but `size` has none
-    result = coder.run("create", "p1", "-t", "params", "--yes", "--use-parameter-defaults")
+    result = coder.run("create", "p1", "-t", "params", "--yes", *none, "--use-parameter-defaults")
     assert result.stderr.endswith("error: prepare build: EOF\n")
     assert "Using default value for region: 'eu-west'" in result.stdout
     coder.ok(
-        "create", "p1", "-t", "params", "--yes", "--use-parameter-defaults", "--parameter", "size=m"
+        "create", "p1", "-t", "params", "--yes", *none, "--use-parameter-defaults",
+        "--parameter", "size=m",
+    )  # fmt: skip
+    result = coder.ok(
+        "create", "p2", "-t", "params", "--yes", "--preset", "big", "--parameter", "region=us"
     )
-    coder.ok("create", "p2", "-t", "params", "--yes", "--preset", "big", "--parameter", "region=us")
+    assert result.stdout.startswith("Preset 'big' applied:\n  size: 'xl'\n")
     values_file = tmp_path / "values.yaml"
     values_file.write_text('region: "ap-south"\nsize: s\n')
-    coder.ok("create", "p3", "-t", "params", "--yes", "--rich-parameter-file", str(values_file))
+    coder.ok(
+        "create", "p3", "-t", "params", "--yes", *none, "--rich-parameter-file", str(values_file)
+    )
     # an answer on stdin is taken as the prompt's value
-    coder.ok("create", "p4", "-t", "params", "--yes", "--use-parameter-defaults", input="l\n")
+    coder.ok(
+        "create", "p4", "-t", "params", "--yes", *none, "--use-parameter-defaults", input="l\n"
+    )
     by_name = {ws["name"]: ws for ws in coder.list_json()}
     assert set(by_name) == {"p1", "p2", "p3", "p4"}
     assert by_name["p2"]["latest_build"]["template_version_preset_id"] is not None

@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FAKE_VERSION = "v2.28.0+fake"
+FAKE_VERSION = "v2.27.0+fake"  # the release the fake follows (tests/fixtures/coder-cli/)
 AGENT_API_VERSION = "2.6"
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 _DISPLAY_APPS = [

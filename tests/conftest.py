@@ -26,6 +26,16 @@ def _private_docker_engine() -> Iterator[None]:
     assert not leftovers, f"sandlot containers left behind after the session: {leftovers}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_real_coder() -> Iterator[None]:
+    """Stop the session's real Coder deployment (if a test started it) once everything that
+    used it has closed; anything of it still running, or a workspace left on it, fails."""
+    yield
+    from tests.realcoder import shared
+
+    shared.stop_shared_real_coder()
+
+
 @pytest.fixture(scope="session", params=backends.selected())
 def backend(request: pytest.FixtureRequest) -> ModuleType:
     module = backends.load(request.param)

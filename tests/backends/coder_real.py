@@ -1,10 +1,9 @@
-"""The coder backend on a REAL Coder deployment (tests/realcoder): opt-in, run it with
+"""The coder backend on a REAL Coder deployment (tests/realcoder): part of the default run.
 
-    SANDLOT_TEST_BACKENDS=coder-real scripts/test tests/contract
-
-It needs the release built by scripts/build-coder.sh (or SANDLOT_CODER_BINARY plus
-SANDLOT_CODER_PROTO_ROOT pointing at another build) and PostgreSQL; without them it is skipped
-locally and fails when CI=true (tests/realcoder/conftest.py::require_real_coder).
+It uses the session's one deployment (tests/realcoder/shared.py), which needs the release
+built by scripts/build-coder.sh (or SANDLOT_CODER_BINARY plus SANDLOT_CODER_PROTO_ROOT) and
+PostgreSQL; without them it is skipped locally and fails when CI=true
+(`require_real_coder`). Select it alone with SANDLOT_TEST_BACKENDS=coder-real.
 """
 
 from __future__ import annotations
@@ -12,27 +11,26 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
+
 import sandlot
 
+# Every agent runs as a process on this machine, so one command sees the others' processes.
 SHARED_PIDS = True
 
 
 @asynccontextmanager
 async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
-    from tests.realcoder.conftest import require_real_coder
-    from tests.realcoder.harness import RealCoder
+    from tests.realcoder.shared import shared_real_coder
 
-    coder = RealCoder(require_real_coder())
-    # Entered on the loop's own thread: the harness's children die with the thread that
-    # started them (pdeathsig), so a short-lived worker thread would take the server down.
-    coder.__enter__()
-    try:
-        yield sandlot.coder(
-            template=coder.template_single,
-            on_close="delete",
-            coder_binary=str(coder.binary),
-            coder_url=coder.url,
-            session_token=coder.session_token,
-        )
-    finally:
-        coder.__exit__(None, None, None)
+    coder = await anyio.to_thread.run_sync(shared_real_coder)
+    before = {ws["name"] for ws in await anyio.to_thread.run_sync(coder.list_workspaces)}
+    yield sandlot.coder(
+        template=coder.template_single,
+        on_close="delete",
+        coder_binary=str(coder.binary),
+        coder_url=coder.url,
+        session_token=coder.session_token,
+    )
+    after = {ws["name"] for ws in await anyio.to_thread.run_sync(coder.list_workspaces)}
+    assert not after - before, f"workspaces left behind by the contract suite: {after - before}"

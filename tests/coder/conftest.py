@@ -1,8 +1,9 @@
 """Fixtures of the coder-backend tests.
 
-`deployment`: the Coder deployment for the session -- the fake by default; a real Coder server
-with SANDLOT_CODER_DEPLOYMENT=real (tests/realcoder's harness). Every test must leave it as it
-found it: `_nothing_left_behind` checks the workspaces and the agent processes after each one.
+`deployment`: the Coder deployment for the session, parametrized: the fake, then a real Coder
+server (tests/realcoder's shared deployment); SANDLOT_CODER_DEPLOYMENT=fake or =real picks one.
+Every test must leave it as it found it: `_nothing_left_behind` checks the workspaces and the
+agent processes after each one.
 
 `fake`: a fresh fake deployment for one fault-injection test (its knobs exist only there).
 """
@@ -13,21 +14,31 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from .deployment import MULTI, PARAMS, PLAIN, SINGLE, Deployment, FakeDeployment
 
 DEPLOYMENT_ENV = "SANDLOT_CODER_DEPLOYMENT"
+KINDS = ("fake", "real")
 
 
-def _real_deployment(stack: Any) -> Deployment:
-    """A real Coder server from tests/realcoder (built by scripts/build-coder.sh)."""
-    from tests.realcoder.conftest import require_real_coder  # type: ignore[import-not-found]
-    from tests.realcoder.harness import RealCoder  # type: ignore[import-not-found]
+def selected_kinds() -> list[str]:
+    """Deployments to run on: both by default; SANDLOT_CODER_DEPLOYMENT=fake (or real) for one."""
+    raw = os.environ.get(DEPLOYMENT_ENV, "")
+    kinds = [k.strip() for k in raw.split(",") if k.strip()] or list(KINDS)
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        raise ValueError(f"{DEPLOYMENT_ENV} takes {', '.join(KINDS)} (comma-separated), "
+                         f"got {unknown}")
+    return kinds
 
-    coder = stack.enter_context(RealCoder(require_real_coder()))
+
+def _real_deployment() -> Deployment:
+    """The session's real Coder server (tests/realcoder/shared.py, built by build-coder.sh)."""
+    from tests.realcoder.shared import shared_real_coder
+
+    coder = shared_real_coder()
     env = coder.cli_env()
     return Deployment(
         binary=Path(coder.binary),
@@ -43,22 +54,21 @@ def _real_deployment(stack: Any) -> Deployment:
         config_dir=Path(env["CODER_CONFIG_DIR"]),
         organization=coder.organization,
         template_versions=coder.params_versions,
+        kind="real",
     )
 
 
-@pytest.fixture(scope="session")
-def deployment() -> Iterator[Deployment]:
-    import contextlib
+@pytest.fixture(scope="session", params=selected_kinds())
+def deployment(request: pytest.FixtureRequest) -> Iterator[Deployment]:
+    """The same lifecycle tests on the fake and on the real deployment (ids `[fake]`, `[real]`).
 
-    kind = os.environ.get(DEPLOYMENT_ENV, "fake")
-    with contextlib.ExitStack() as stack:
-        if kind == "real":
-            yield _real_deployment(stack)
-            return
-        if kind != "fake":
-            raise ValueError(f"{DEPLOYMENT_ENV} must be 'fake' or 'real', got {kind!r}")
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sandlot-coder-")))
-        made = FakeDeployment(tmp)
+    The real one is shared with the rest of the session and stopped at its end.
+    """
+    if request.param == "real":
+        yield _real_deployment()
+        return
+    with tempfile.TemporaryDirectory(prefix="sandlot-coder-") as tmp:
+        made = FakeDeployment(Path(tmp))
         try:
             yield made
         finally:

@@ -1,8 +1,8 @@
 """The Coder deployment the coder-backend tests run against, seen only through the `coder` CLI.
 
 `Deployment` is all a lifecycle test may use, so the same test bodies run on the fake
-(`sandlot.testing`, the default) and on a real Coder server (tests/realcoder, selected with
-SANDLOT_CODER_DEPLOYMENT=real). Fault-injection tests take the fake itself (`FakeDeployment.fake`).
+(`sandlot.testing`) and on a real Coder server (tests/realcoder): the `deployment` fixture is
+parametrized over both. Fault-injection tests take the fake itself (`FakeDeployment.fake`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,7 @@ PARAMS = "params"  # parameters region (default eu) and size (default s), preset
 
 
 class Deployment:
-    """A Coder deployment reachable with `binary` + `url` + `token`."""
-
-    kind = "generic"
+    """A Coder deployment reachable with `binary` + `url` + `token`; `kind` is fake or real."""
 
     def __init__(
         self,
@@ -44,7 +42,9 @@ class Deployment:
         config_dir: Path,
         organization: str = "",
         template_versions: Sequence[str] = (),
+        kind: str = "generic",
     ) -> None:
+        self.kind = kind
         self.binary = binary
         self.url = url
         self.token = token
@@ -64,11 +64,8 @@ class Deployment:
         return clone
 
     def template(self, role: str) -> str:
-        """The deployment's template for a role (SINGLE, MULTI, ...); skip if it has none."""
-        import pytest
-
-        if role not in self.templates:
-            pytest.skip(f"the {self.kind} deployment has no {role!r} template")
+        """The deployment's template for a role (SINGLE, MULTI, ...); every deployment has all."""
+        assert role in self.templates, f"the {self.kind} deployment has no {role!r} template"
         return self.templates[role]
 
     def env(self) -> dict[str, str]:
@@ -152,8 +149,6 @@ class Deployment:
 class FakeDeployment(Deployment):
     """The fake from sandlot.testing, with every template role."""
 
-    kind = "fake"
-
     def __init__(self, root: Path) -> None:
         self.fake = FakeCoderDeployment(root / "deployment")
         fake = self.fake
@@ -177,6 +172,7 @@ class FakeDeployment(Deployment):
             config_dir=fake.config_dir,
             organization="coder",
             template_versions=("v1", "v2"),
+            kind="fake",
         )
 
     def agent_pids(self) -> list[int]:

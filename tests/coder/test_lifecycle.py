@@ -1,8 +1,8 @@
 """The coder backend's lifecycle against a deployment: create, attach, agents, workdir, close.
 
 Only the `coder` CLI and the sandbox API are used, so these bodies run unchanged on the fake
-and on a real Coder server (SANDLOT_CODER_DEPLOYMENT=real). Every test leaves the deployment
-as it found it (conftest checks), deleting what it made on purpose with the CLI.
+and on a real Coder server (the `deployment` fixture runs each on both). Every test leaves the
+deployment as it found it (conftest checks), deleting what it made on purpose with the CLI.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandlot import CoderAgentSelectionError
+from sandlot import CoderAgentSelectionError, CoderCLIError
 from sandlot.backends.coder.sandbox import CoderSandbox
 
 from .deployment import MULTI, PARAMS, PLAIN, SINGLE, ArgvRecorder, Deployment
@@ -74,8 +74,7 @@ async def test_create_with_every_option(
     deployment: Deployment, recorder: ArgvRecorder, tmp_path: Path
 ) -> None:
     template = deployment.template(PARAMS)
-    if not deployment.template_versions or not deployment.organization:
-        pytest.skip("the deployment names no template version or organization")
+    assert deployment.template_versions and deployment.organization, deployment
     version = deployment.template_versions[0]
     parameter_file = tmp_path / "params.yaml"
     parameter_file.write_text("size: m\n")
@@ -102,6 +101,23 @@ async def test_create_with_every_option(
         "--preset", "fast", "--org", deployment.organization, "--yes",
     ]  # fmt: skip
     # (--use-parameter-defaults is newer than the pinned release: tests/coder/test_releases.py)
+    assert deployment.find(name) is None
+
+
+async def test_use_parameter_defaults_on_the_pinned_release_says_to_upgrade(
+    deployment: Deployment,
+) -> None:
+    """The pinned release (v2.27.0) has no `--use-parameter-defaults`: on the real CLI as on the
+    fake, the option gives a typed error that says to upgrade, and no workspace is made."""
+    name = fresh_name("dflt")
+    provider = deployment.provider(
+        template=deployment.template(PARAMS), preset="none", use_parameter_defaults=True,
+        workspace_name=name, on_close="delete",
+    )  # fmt: skip
+    with pytest.raises(
+        CoderCLIError, match=r"does not know the flag --use-parameter-defaults.*upgrade the coder"
+    ):
+        await provider.create()
     assert deployment.find(name) is None
 
 

@@ -6,7 +6,7 @@
 # of downloads, then the compile; see tests/realcoder/README.md), so:
 #   - a cached binary (~/.cache/sandlot/coder/<version>/coder) makes this instant;
 #   - SANDLOT_SKIP_CODER_BUILD=1 skips the build; the tier then skips locally and
-#     fails under CI=true (tests/realcoder/conftest.py::require_real_coder).
+#     fails under CI=true (tests/realcoder/shared.py::require_real_coder).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/lib/apt-ensure postgresql openssh-client

@@ -14,13 +14,12 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
-from collections.abc import AsyncIterable
-from typing import IO, BinaryIO, Literal
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import _shell
+from .._host_io import feed_stdin, pump, run_piped, run_with_pty
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import RunningCommand, Sandbox, SpawnSpec
@@ -92,40 +91,12 @@ class _LocalCommand(RunningCommand):
         self._proc = proc
         self._killed = False
         self._tasks = [
-            asyncio.ensure_future(self._pump(proc.stdout, spec)),
-            asyncio.ensure_future(self._pump(proc.stderr, spec, err=True)),
+            asyncio.ensure_future(pump(proc.stdout, spec.stdout)),
+            asyncio.ensure_future(pump(proc.stderr, spec.stderr)),
         ]
         if proc.stdin is not None:
-            self._tasks.append(asyncio.ensure_future(self._feed(proc.stdin, spec.stdin)))
+            self._tasks.append(asyncio.ensure_future(feed_stdin(proc.stdin, spec.stdin)))
         self._done = asyncio.ensure_future(self._finish())
-
-    @staticmethod
-    async def _pump(
-        stream: asyncio.StreamReader | None, spec: SpawnSpec, err: bool = False
-    ) -> None:
-        assert stream is not None
-        sink = spec.stderr if err else spec.stdout
-        while chunk := await stream.read(CHUNK):
-            await sink(chunk)
-
-    @staticmethod
-    async def _feed(
-        writer: asyncio.StreamWriter, source: bytes | AsyncIterable[bytes] | None
-    ) -> None:
-        try:
-            if isinstance(source, bytes):
-                writer.write(source)
-                await writer.drain()
-            elif source is not None:
-                async for chunk in source:
-                    writer.write(chunk)
-                    await writer.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the command stopped reading: not an error of ours
-        finally:
-            writer.close()
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                await writer.wait_closed()
 
     async def _finish(self) -> int:
         code = await self._proc.wait()
@@ -201,99 +172,12 @@ class LocalSandbox(Sandbox):
     ) -> int:
         cmd = self._wrap(_shell.render(argv, cwd=cwd, env=env))
         if tty:
-            return await asyncio.to_thread(_run_with_pty, cmd, self._env, stdin, stdout)
-        return await asyncio.to_thread(_run_piped, cmd, self._env, stdin, stdout, stderr)
+            return await asyncio.to_thread(run_with_pty, cmd, self._env, stdin, stdout)
+        return await asyncio.to_thread(run_piped, cmd, self._env, stdin, stdout, stderr)
 
     async def _close(self) -> None:
         if self.options.on_close == "delete":
             await asyncio.to_thread(shutil.rmtree, self.worktree, True)
-
-
-def _copy_stream(src: IO[bytes], write: object) -> None:
-    """Copy a host stream to a writer in a thread until EOF."""
-    assert callable(write)
-    while True:
-        chunk = src.read1(CHUNK) if hasattr(src, "read1") else src.read(CHUNK)
-        if not chunk:
-            break
-        write(chunk)
-
-
-def _run_piped(
-    cmd: list[str], env: dict[str, str], stdin: BinaryIO, stdout: BinaryIO, stderr: BinaryIO
-) -> int:
-    import subprocess
-
-    proc = subprocess.Popen(
-        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-        start_new_session=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-
-    def feed() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
-            _copy_stream(stdin, proc.stdin.write)
-        with contextlib.suppress(BrokenPipeError, OSError):
-            proc.stdin.close()
-
-    def drain(src: IO[bytes], dst: BinaryIO) -> None:
-        def write(chunk: bytes) -> None:
-            dst.write(chunk)
-            dst.flush()
-
-        _copy_stream(src, write)
-
-    threading.Thread(target=feed, daemon=True).start()
-    err_thread = threading.Thread(target=drain, args=(proc.stderr, stderr), daemon=True)
-    err_thread.start()
-    drain(proc.stdout, stdout)
-    err_thread.join()
-    code = proc.wait()
-    return 128 - code if code < 0 else code
-
-
-def _run_with_pty(cmd: list[str], env: dict[str, str], stdin: BinaryIO, stdout: BinaryIO) -> int:
-    import pty
-    import subprocess
-    import termios
-    import tty as ttymod
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
-    )
-    os.close(slave)
-    restore = None
-    with contextlib.suppress(OSError, ValueError, AttributeError, termios.error):
-        if os.isatty(stdin.fileno()):
-            restore = termios.tcgetattr(stdin.fileno())
-            ttymod.setraw(stdin.fileno())
-
-    def feed() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            _copy_stream(stdin, lambda chunk: os.write(master, chunk))
-        # EOF on our stdin: send the terminal's EOF character, as a user typing ^D would.
-        with contextlib.suppress(OSError):
-            os.write(master, b"\x04")
-
-    threading.Thread(target=feed, daemon=True).start()
-    try:
-        while True:
-            try:
-                chunk = os.read(master, CHUNK)
-            except OSError:  # EIO: the child side closed
-                break
-            if not chunk:
-                break
-            stdout.write(chunk)
-            stdout.flush()
-    finally:
-        if restore is not None:
-            termios.tcsetattr(stdin.fileno(), termios.TCSADRAIN, restore)
-        os.close(master)
-    code = proc.wait()
-    return 128 - code if code < 0 else code
 
 
 if sys.platform == "win32":  # pragma: no cover - documented limitation

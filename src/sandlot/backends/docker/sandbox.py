@@ -17,13 +17,13 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncIterable
 from pathlib import Path
 from typing import BinaryIO
 
 import anyio
 
 from ... import _shell
+from ..._host_io import feed_stdin
 from ...errors import CleanupError, ProviderError, SandboxGoneError
 from ...sandbox import RunningCommand, Sandbox, SpawnSpec
 from .cli import PROVIDER, DockerCLI
@@ -118,7 +118,7 @@ class DockerCommand(RunningCommand):
             asyncio.ensure_future(self._pump_err()),
         ]
         if proc.stdin is not None:
-            self._tasks.append(asyncio.ensure_future(self._feed(proc.stdin, spec.stdin)))
+            self._tasks.append(asyncio.ensure_future(feed_stdin(proc.stdin, spec.stdin)))
         self._done = asyncio.ensure_future(self._finish())
 
     # ---- streams ------------------------------------------------------------------------
@@ -142,25 +142,6 @@ class DockerCommand(RunningCommand):
             if own:
                 self._tail = (self._tail + own)[-512:]
                 await self._spec.stderr(own)
-
-    @staticmethod
-    async def _feed(
-        writer: asyncio.StreamWriter, source: bytes | AsyncIterable[bytes] | None
-    ) -> None:
-        try:
-            if isinstance(source, bytes):
-                writer.write(source)
-                await writer.drain()
-            elif source is not None:
-                async for chunk in source:
-                    writer.write(chunk)
-                    await writer.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the command stopped reading: not an error of ours
-        finally:
-            writer.close()
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                await writer.wait_closed()
 
     # ---- ending ---------------------------------------------------------------------------
 
@@ -283,7 +264,8 @@ class DockerSandbox(Sandbox):
         stderr: BinaryIO,
         tty: bool,
     ) -> int:
-        from ..local import _run_piped, _run_with_pty
+        from ..._host_io import run_piped as _run_piped
+        from ..._host_io import run_with_pty as _run_with_pty
 
         cmd, client_env = self._exec_argv(
             argv, cwd=cwd, env=env, sudo=False, interactive=True, tty=tty, announce=False

@@ -65,7 +65,7 @@ def chart(rows: list[Measurement], path: Path) -> None:
     ax.set_xlabel("ratio sandlot / baseline (log scale; < 1 is faster or smaller)")
     for y, ratio in enumerate(ratios):
         ax.text(ratio, y, f" {ratio:.2f}x", va="center", fontsize=8)
-    ax.set_title("sandlot benchmark (ratios measured side by side in one run)")
+    ax.set_title("sandlot bench: ratios measured side by side in one run")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

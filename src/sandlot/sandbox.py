@@ -440,9 +440,7 @@ class Sandbox(ABC):
                 "(relative paths resolve against the current directory)"
             )
         dest = _shell.validate_sandbox_path(sandbox_path, "copy_in destination")
-        from .transfer import copy_in
-
-        await copy_in(self, source, dest)
+        await self._copy_in(source, dest)
 
     async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
         """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).
@@ -451,9 +449,19 @@ class Sandbox(ABC):
         """
         self._ensure_open()
         source = _shell.validate_sandbox_path(sandbox_path, "copy_out source")
+        await self._copy_out(source, Path(host_path))
+
+    async def _copy_in(self, source: Path, dest: str) -> None:
+        """Backend hook with validated arguments; the default is the staged tar stream."""
+        from .transfer import copy_in
+
+        await copy_in(self, source, dest)
+
+    async def _copy_out(self, source: str, host: Path) -> None:
+        """Backend hook with validated arguments; the default is the staged tar stream."""
         from .transfer import copy_out
 
-        await copy_out(self, source, Path(host_path))
+        await copy_out(self, source, host)
 
     # ---- lifecycle --------------------------------------------------------------------------
 

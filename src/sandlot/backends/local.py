@@ -10,17 +10,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import signal
+import stat
 import sys
 import tempfile
+from pathlib import Path
 from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import _shell
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty
-from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError
+from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import RunningCommand, Sandbox, SpawnSpec
 
@@ -84,6 +87,25 @@ class LocalProvider(IsolatedSandboxProvider):
         except OSError as exc:
             raise SandboxStartError(f"cannot make a worktree: {exc}", provider="local") from exc
         return LocalSandbox(os.path.realpath(path), self.options, bwrap)
+
+
+def _copy_file_staged(source: Path, dest: Path) -> None:
+    """Copy one file to exactly `dest` with its mode; `dest` appears whole or not at all."""
+    if dest.is_dir() and not dest.is_symlink():
+        raise TransferError(
+            f"copy_in: destination is a directory, expected a file path: {dest}"
+        )
+    stage = dest.parent / f".sandlot-stage-{secrets.token_hex(6)}"
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, stage)
+        os.chmod(stage, stat.S_IMODE(source.stat().st_mode))
+        os.replace(stage, dest)
+    except OSError as exc:
+        raise TransferError(f"copy_in {str(source)!r} -> {str(dest)!r} failed: {exc}") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            stage.unlink()
 
 
 class _LocalCommand(RunningCommand):
@@ -174,6 +196,14 @@ class LocalSandbox(Sandbox):
         if tty:
             return await asyncio.to_thread(run_with_pty, cmd, self._env, stdin, stdout)
         return await asyncio.to_thread(run_piped, cmd, self._env, stdin, stdout, stderr)
+
+    async def _copy_in(self, source: Path, dest: str) -> None:
+        # Without bubblewrap a sandbox path IS a host path: a single file is copied directly
+        # (staged beside the destination, then renamed) instead of through tar and sh.
+        if self._bwrap is None and not source.is_dir():
+            await asyncio.to_thread(_copy_file_staged, source, Path(dest))
+            return
+        await super()._copy_in(source, dest)
 
     async def _close(self) -> None:
         if self.options.on_close == "delete":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 from pathlib import Path
 from typing import BinaryIO
@@ -275,23 +274,16 @@ class DockerSandbox(Sandbox):
             return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
         return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
 
-    async def copy_in(self, host_path: str | os.PathLike[str], sandbox_path: str) -> None:
-        """Copy a host file to exactly `sandbox_path`, or a directory's CONTENTS into it.
+    async def _copy_in(self, source: Path, dest: str) -> None:
+        """Large payloads go through `docker cp -` when commands run as root (see copy.py);
+        everything else through the shared tar-over-exec path. Same contract either way."""
+        from .copy import copy_in, worth_docker_cp
 
-        Large payloads go through `docker cp -` when commands run as root (see copy.py);
-        everything else through the shared tar-over-exec path. Same contract either way.
-        """
-        self._ensure_open()
-        source = Path(host_path)
-        if source.exists():
-            dest = _shell.validate_sandbox_path(sandbox_path, "copy_in destination")
-            from .copy import copy_in, worth_docker_cp
-
-            big = await anyio.to_thread.run_sync(worth_docker_cp, source)
-            if big and await self._runs_as_root():
-                await copy_in(self, source, dest)
-                return
-        await super().copy_in(host_path, sandbox_path)
+        big = await anyio.to_thread.run_sync(worth_docker_cp, source)
+        if big and await self._runs_as_root():
+            await copy_in(self, source, dest)
+            return
+        await super()._copy_in(source, dest)
 
     async def _runs_as_root(self) -> bool:
         if self._root is None:
@@ -299,19 +291,14 @@ class DockerSandbox(Sandbox):
             self._root = result.exit_code == 0 and result.stdout.strip() == "0"
         return self._root
 
-    async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
-        """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).
-
-        Streams `docker cp` straight into a host tar (see copy.py); same contract as the base.
-        """
-        self._ensure_open()
-        source = _shell.validate_sandbox_path(sandbox_path, "copy_out source")
+    async def _copy_out(self, source: str, host: Path) -> None:
+        """Streams `docker cp` straight into a host tar (see copy.py); same contract as the base."""
         if not source.strip("/"):
-            await super().copy_out(source, host_path)  # the whole root: the generic path
+            await super()._copy_out(source, host)  # the whole root: the generic path
             return
         from .copy import copy_out
 
-        await copy_out(self, source, Path(host_path))
+        await copy_out(self, source, host)
 
     async def kill_group(self, pid: int) -> None:
         """SIGKILL the process group `pid` inside the container (as root: sudo'd commands too)."""

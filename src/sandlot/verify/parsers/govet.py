@@ -33,19 +33,7 @@ def parse(output: str, *, root: str) -> list[Finding]:
                 for diag in diagnostics:
                     findings.append(_finding(analyzer, diag, root))
     # Type errors are printed as compiler text, not JSON.
-    for line in output.splitlines():
-        match = _COMPILER.match(line.strip())
-        if match:
-            findings.append(
-                Finding(
-                    file=relative(match.group(1), root),
-                    line=int(match.group(2)),
-                    column=int(match.group(3)),
-                    rule="typecheck",
-                    message=match.group(4).strip(),
-                    tool="go vet",
-                )
-            )
+    findings.extend(_error_findings(output, root))
     return _dedupe(findings)
 
 

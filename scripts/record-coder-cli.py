@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -33,61 +32,28 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.coder_cli_masking import (  # noqa: E402
+    AGENT_HOME_PASS,
+    LATENCY_PASS,
+    LOGTIME_PASS,
+    Masker,
+)
 from tests.realcoder.harness import RealCoder, pinned_version  # noqa: E402
 from tests.realcoder.procs import free_port  # noqa: E402
 
-UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-RFC3339_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
-STAMP_RE = re.compile(
-    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d\b"
-)
-LOGTIME_RE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?Z?")
-LATENCY_RE = re.compile(r'("latency_ms":) [0-9.e+-]+')
-AGENT_HOME_RE = re.compile(r"<root>/agents/[^/\s\"]+/[^/\s\"]+/home")
-# Not after "?": terminal escapes such as "\x1b[?25h" are no durations.
-DURATION_RE = re.compile(r"(?<![?\d.])\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
 
-
-class Masker:
-    """Masks one case's output; ids are numbered consistently across its streams."""
-
-    def __init__(self, deployment: RealCoder, extra: dict[str, str]) -> None:
-        self.ids: dict[str, str] = {}
-        self.literal = {
-            deployment.url: "<url>",
-            str(deployment.root): "<root>",
-            # The CLI names itself by path in hints ("Try logging in using '<path> login'").
-            str(deployment.binary): "coder",
-            **extra,
-        }
-        if deployment.session_token:
-            self.literal[deployment.session_token] = "<session-token>"
-
-    def _uuid(self, m: re.Match[str]) -> str:
-        return self.ids.setdefault(m.group(0), f"<uuid:{len(self.ids) + 1}>")
-
-    def text(self, s: str) -> str:
-        for real, mask in sorted(self.literal.items(), key=lambda kv: -len(kv[0])):
-            if real:
-                s = s.replace(real, mask)
-        s = UUID_RE.sub(self._uuid, s)
-        s = LATENCY_RE.sub(r"\1 0", s)
-        s = AGENT_HOME_RE.sub("<agent-home>", s)
-        s = RFC3339_RE.sub("<time>", s)
-        s = LOGTIME_RE.sub("<time>", s)
-        s = STAMP_RE.sub("<stamp>", s)
-        return DURATION_RE.sub("<duration>", s)
-
-    def value(self, v: Any, key: str = "") -> Any:
-        if isinstance(v, dict):
-            return {k: self.value(x, k) for k, x in v.items()}
-        if isinstance(v, list):
-            return [self.value(x, key) for x in v]
-        if isinstance(v, str):
-            return self.text(v)
-        if key in {"latency_ms", "latency"} and isinstance(v, int | float):
-            return 0
-        return v
+def masker(deployment: RealCoder, extra: dict[str, str]) -> Masker:
+    """The masks of one case: the deployment's own values, then the recorder's extra passes."""
+    literal = {
+        deployment.url: "<url>",
+        str(deployment.root): "<root>",
+        # The CLI names itself by path in hints ("Try logging in using '<path> login'").
+        str(deployment.binary): "coder",
+        **extra,
+    }
+    if deployment.session_token:
+        literal[deployment.session_token] = "<session-token>"
+    return Masker(literal, extra=[LATENCY_PASS, AGENT_HOME_PASS, LOGTIME_PASS])
 
 
 class Recorder:
@@ -141,7 +107,7 @@ class Recorder:
             list(argv),
             [k for k in env if k.startswith("CODER_")],
             result,
-            Masker(self.d, extra_masks or {}),
+            masker(self.d, extra_masks or {}),
             note,
         )
         return result
@@ -177,7 +143,7 @@ class Recorder:
             "stderr": err.decode(errors="replace"),
         }
         self.save(
-            name, argv, [k for k in env if k.startswith("CODER_")], result, Masker(self.d, {}), note
+            name, argv, [k for k in env if k.startswith("CODER_")], result, masker(self.d, {}), note
         )
 
 

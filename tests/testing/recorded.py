@@ -12,7 +12,6 @@ masks its output with the same rules, so the two can be compared case by case.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -21,18 +20,10 @@ from typing import Any
 
 from sandlot.testing import AgentSpec, ParameterSpec
 
+from ..coder_cli_masking import LOGIN_HINT_PASS, Masker
 from .support import make_coder
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "coder-cli"
-
-UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-RFC3339_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
-STAMP_RE = re.compile(
-    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d\b"
-)
-# As scripts/record-coder-cli.py: not after "?", terminal escapes such as "\x1b[?25h" are kept.
-DURATION_RE = re.compile(r"(?<![?\d.])\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b")
-LOGIN_HINT_RE = re.compile(r"Try logging in using '[^']*? login <url>'")
 
 
 def recorded_cases() -> dict[str, dict[str, Any]]:
@@ -46,38 +37,11 @@ def recorded_cases() -> dict[str, dict[str, Any]]:
     }
 
 
-class Masker:
-    def __init__(self, literal: dict[str, str]) -> None:
-        self.ids: dict[str, str] = {}
-        self.literal = literal
-
-    def text(self, s: str) -> str:
-        for real, mask in sorted(self.literal.items(), key=lambda kv: -len(kv[0])):
-            if real:
-                s = s.replace(real, mask)
-        s = UUID_RE.sub(lambda m: self.ids.setdefault(m.group(0), f"<uuid:{len(self.ids) + 1}>"), s)
-        s = RFC3339_RE.sub("<time>", s)
-        s = STAMP_RE.sub("<stamp>", s)
-        s = DURATION_RE.sub("<duration>", s)
-        # os.Executable() differs between the real binary and the fake launcher.
-        return LOGIN_HINT_RE.sub("Try logging in using '<coder> login <url>'", s)
-
-    def value(self, v: Any, key: str = "") -> Any:
-        if isinstance(v, dict):
-            return {k: self.value(x, k) for k, x in v.items()}
-        if isinstance(v, list):
-            return [self.value(x, key) for x in v]
-        if isinstance(v, str):
-            return self.text(v)
-        if key in {"latency_ms", "latency"} and isinstance(v, int | float):
-            return 0
-        return v
-
-
 def normalize_recorded(case: dict[str, Any]) -> dict[str, Any]:
     """Apply the masks the fake side gets too (the recorder does not mask the binary path)."""
     out = dict(case)
-    out["stderr"] = LOGIN_HINT_RE.sub("Try logging in using '<coder> login <url>'", case["stderr"])
+    pattern, replacement = LOGIN_HINT_PASS
+    out["stderr"] = pattern.sub(replacement, case["stderr"])
     return out
 
 
@@ -107,7 +71,7 @@ def replay(username: str) -> dict[str, dict[str, Any]]:
         def save(
             name: str, argv: list[str], proc: Any, masks: dict[str, str] | None = None
         ) -> None:
-            masker = Masker({**literal, **(masks or {})})
+            masker = Masker({**literal, **(masks or {})}, last=[LOGIN_HINT_PASS])
             stdout = proc.stdout if isinstance(proc.stdout, str) else proc.stdout.decode()
             stderr = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode()
             try:

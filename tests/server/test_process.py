@@ -163,3 +163,22 @@ def test_unknown_mode_lists_the_valid_ones(root: Path) -> None:
     with sandlot_serve(root, "--mode", "cobol") as serve:
         assert serve.proc.wait(60) == 1
     assert "valid modes: python, golang, node, shell" in serve.output
+
+
+def test_server_token_does_not_reach_the_sandbox(root: Path) -> None:
+    require_binary("bash")
+    token = "serve-token-5e4d3c2b1a09f8e7d6c5"
+    with sandlot_serve(root, "--mode", "shell", env={"SANDLOT_TOKEN": token}) as serve:
+        url = url_of(serve.wait_for("listening on"))
+        answer = httpx.post(
+            f"{url}/execute",
+            json={"code": "env; cat /proc/$$/environ"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+        assert answer.status_code == 200, answer.text
+        shown = answer.json()["stdout"]
+        assert "PATH=" in shown  # the command ran and printed its environment
+        assert token[:12] not in shown and token[-12:] not in shown
+        serve.proc.send_signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0, serve.output

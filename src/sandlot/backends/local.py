@@ -19,13 +19,14 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import _shell
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import RunningCommand, Sandbox, SpawnSpec
+from .local_env import check_inherit_env, sandbox_environment
 
 CHUNK = 64 << 10
 #: After a kill, how long to wait for the pipes to drain before giving up on them
@@ -46,7 +47,14 @@ class LocalOptions(BaseModel):
     isolation: Literal["bwrap"] | None = None
     """`bwrap`: run every command under bubblewrap (host read-only, no network)."""
     env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment for every command (added to this process's environment)."""
+    """Extra environment for every command, on top of the inherited allowlist (local_env.py)."""
+    inherit_env: list[str] = Field(default_factory=list)
+    """More host variables to pass on by name; SANDLOT_TOKEN and CODER_SESSION_TOKEN never are."""
+
+    @field_validator("inherit_env")
+    @classmethod
+    def _check_inherit_env(cls, names: list[str]) -> list[str]:
+        return check_inherit_env(names)
 
     def build(self) -> LocalProvider:
         return LocalProvider(self)
@@ -58,9 +66,17 @@ def local(
     root: str | None = None,
     isolation: Literal["bwrap"] | None = None,
     env: dict[str, str] | None = None,
+    inherit_env: list[str] | None = None,
 ) -> LocalProvider:
-    """A provider of local sandboxes (the embedded default: no infrastructure needed)."""
-    return LocalOptions(on_close=on_close, root=root, isolation=isolation, env=env or {}).build()
+    """A provider of local sandboxes (the embedded default: no infrastructure needed).
+
+    Commands get a minimal environment (see `sandlot.backends.local_env`), plus `env`, plus the
+    host variables named in `inherit_env`.
+    """
+    return LocalOptions(
+        on_close=on_close, root=root, isolation=isolation, env=env or {},
+        inherit_env=inherit_env or [],
+    ).build()  # fmt: skip
 
 
 class LocalProvider(IsolatedSandboxProvider):
@@ -150,7 +166,7 @@ class LocalSandbox(Sandbox):
         super().__init__(provider="local", worktree=worktree, name=os.path.basename(worktree))
         self.options = options
         self._bwrap = bwrap
-        self._env = {**os.environ, **options.env}
+        self._env = sandbox_environment(options.env, options.inherit_env)
 
     def _wrap(self, line: str) -> list[str]:
         if self._bwrap is None:

@@ -183,6 +183,11 @@ class ServerRequestError(SandlotError):
         super().__init__(message)
 
 
+class InvalidTokenError(ConfigurationError):
+    """A bearer token that cannot go into an HTTP header (whitespace, control or non-ASCII
+    characters); the message says where, never what."""
+
+
 class ServerAuthError(ServerRequestError):
     """401: the bearer token is missing or wrong; pass the server's $SANDLOT_TOKEN."""
 

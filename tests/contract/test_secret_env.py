@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandlot import IsolatedSandboxProvider
+
 pytestmark = pytest.mark.anyio
 
 SERVER_TOKEN = "srv-token-9f8e7d6c5b4a39281706"

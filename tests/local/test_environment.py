@@ -8,6 +8,7 @@ import sandlot
 from sandlot.backends.local_env import check_inherit_env, sandbox_environment
 from sandlot.errors import ConfigurationError
 from tests.helpers import require_binary
+
 pytestmark = pytest.mark.anyio
 
 SECRET = "s3cr3t-value-that-must-never-show-up"

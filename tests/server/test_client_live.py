@@ -9,6 +9,8 @@ import anyio
 import pytest
 
 from sandlot import (
+    ConfigurationError,
+    InvalidTokenError,
     ServerAuthError,
     ServerInstallError,
     ServerRateLimitedError,
@@ -95,3 +97,26 @@ async def test_connection_refused() -> None:
     async with SandboxClient(f"http://127.0.0.1:{port}") as client:
         with pytest.raises(ServerUnreachableError, match="cannot reach the server"):
             await client.health()
+
+
+def fragments(secret: str, size: int = 12) -> list[str]:
+    return [secret[i : i + size] for i in range(len(secret) - size + 1)]
+
+
+BAD_TOKENS = [TOKEN + "\n", TOKEN + " ", " " + TOKEN, TOKEN[:9] + "\t" + TOKEN[9:],
+              TOKEN + "\u00e9", TOKEN + "\x00"]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", BAD_TOKENS)
+async def test_a_token_no_header_can_carry_is_refused_without_showing_it(bad: str) -> None:
+    with pytest.raises(InvalidTokenError, match="server token") as caught:
+        SandboxClient("http://127.0.0.1:9", token=bad)
+    shown = f"{caught.value}{caught.value!r}"
+    assert not [piece for piece in fragments(TOKEN) if piece in shown]
+
+
+async def test_a_bad_url_is_a_typed_error_that_names_no_token() -> None:
+    with pytest.raises(ConfigurationError, match="not a valid server URL") as caught:
+        SandboxClient("http://127.0.0.1:notaport", token=TOKEN)
+    shown = f"{caught.value}{caught.value!r}"
+    assert not [piece for piece in fragments(TOKEN) if piece in shown]

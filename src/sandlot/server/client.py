@@ -21,6 +21,8 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..errors import (
+    ConfigurationError,
+    InvalidTokenError,
     ServerAuthError,
     ServerInstallError,
     ServerRateLimitedError,
@@ -55,12 +57,19 @@ class SandboxClient:
         headers = {"Accept": "application/json"}
         if token:
             register_secret(token)
+            _check_token(token)
             headers["Authorization"] = f"Bearer {token}"
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
-        )
+        try:
+            self._http = httpx.AsyncClient(
+                base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+            )
+        except httpx.InvalidURL as exc:
+            raise ConfigurationError(
+                f"{self.base_url!r} is not a valid server URL ({exc}); expected "
+                "http://HOST:PORT as `sandlot serve` prints it"
+            ) from None
 
     def __repr__(self) -> str:
         return f"<SandboxClient {self.base_url}>"  # never the token
@@ -113,6 +122,12 @@ class SandboxClient:
                 "`sandlot serve` running there?",
                 url=url,
             ) from None
+        except httpx.HTTPError as exc:
+            # Anything else httpx raises (a protocol error, a bad URL) may quote the request's
+            # headers, the bearer token among them: name the error's type only.
+            raise ServerRequestError(
+                f"{method} {url}: the request failed ({type(exc).__name__})", url=url
+            ) from None
         if response.status_code == 200:
             try:
                 return model.model_validate_json(response.content)
@@ -123,6 +138,20 @@ class SandboxClient:
                     url=url,
                 ) from None
         raise _error(method, url, response)
+
+
+def _check_token(token: str) -> None:
+    """Refuse a token an HTTP header cannot carry, before any request quotes it in an error."""
+    for position, char in enumerate(token):
+        if not (char.isascii() and char.isprintable()) or char.isspace():
+            where = "at its end" if position == len(token) - 1 else f"at position {position}"
+            if position == 0:
+                where = "at its start"
+            raise InvalidTokenError(
+                f"the server token has a whitespace, control or non-ASCII character {where}; "
+                "pass the token exactly as `sandlot serve` has it (e.g. strip a trailing newline "
+                "read from a file)"
+            )
 
 
 def _error(method: str, url: str, response: httpx.Response) -> ServerRequestError:

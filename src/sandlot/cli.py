@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import json
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
@@ -48,10 +47,10 @@ def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
 
 def provider_from_args(args: argparse.Namespace) -> Any:
     """Build the provider the shared flags describe."""
-    from .config import provider_from_config, provider_from_env
+    from .config import config_mapping, provider_from_config, provider_from_env
 
     if args.provider_config:
-        data: dict[str, Any] = json.loads(args.provider_config)
+        data = config_mapping(args.provider_config)
         if args.provider and data.get("type", args.provider) != args.provider:
             raise SystemExit("--provider and --provider-config name different backends")
         data.setdefault("type", args.provider or "local")

@@ -6,6 +6,7 @@ provider lazily, so importing sandlot never imports a backend it does not use.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from .backends.coder import CoderOptions
 from .backends.docker.options import DockerOptions
 from .backends.local import LocalOptions
+from .config_errors import describe
 from .errors import ConfigurationError
 from .provider import IsolatedSandboxProvider
 
@@ -34,7 +36,23 @@ def parse_config(data: dict[str, Any] | str) -> ProviderConfig:
             return _ADAPTER.validate_json(data)
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
-        raise ConfigurationError(f"invalid provider configuration: {exc}") from None
+        raise ConfigurationError(f"invalid provider configuration: {describe(exc)}") from None
+
+
+def config_mapping(text: str) -> dict[str, Any]:
+    """A JSON provider configuration as a mapping; a typed error that quotes none of it."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"invalid provider configuration: not valid JSON (at line {exc.lineno} column "
+            f"{exc.colno}); check quotes and commas"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(
+            'invalid provider configuration: it must be a JSON object, e.g. {"type": "local"}'
+        )
+    return data
 
 
 def provider_from_config(data: dict[str, Any] | str) -> IsolatedSandboxProvider:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import Process as HostProcess
 
+from ._tree import remove_tree
 from .errors import TransferError
 from .output import OutputCapture
 from .sandbox import SpawnSpec, _await_exit
@@ -186,7 +187,7 @@ async def copy_out(sandbox: Sandbox, source: str, host: Path) -> None:
                 )
         await anyio.to_thread.run_sync(_publish, stage / base, host)
     finally:
-        await anyio.to_thread.run_sync(lambda: shutil.rmtree(stage, ignore_errors=True))
+        await anyio.to_thread.run_sync(remove_tree, stage)
 
 
 def _publish(item: Path, host: Path) -> None:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import _shell
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty
+from .._tree import remove_tree
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import RunningCommand, Sandbox, SpawnSpec
@@ -223,7 +224,7 @@ class LocalSandbox(Sandbox):
 
     async def _close(self) -> None:
         if self.options.on_close == "delete":
-            await asyncio.to_thread(shutil.rmtree, self.worktree, True)
+            await asyncio.to_thread(remove_tree, self.worktree)
 
 
 if sys.platform == "win32":  # pragma: no cover - documented limitation

@@ -18,12 +18,12 @@ import asyncio
 import contextlib
 import os
 import posixpath
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 
+from ..._tree import remove_tree
 from ...errors import ProviderError, TransferError
 from ...transfer import _publish, _run_in_sandbox, _stage_name
 
@@ -108,7 +108,7 @@ async def copy_out(sandbox: DockerSandbox, source: str, host: Path) -> None:
         )  # fmt: skip
         await anyio.to_thread.run_sync(_publish, stage / base, host)
     finally:
-        await anyio.to_thread.run_sync(lambda: shutil.rmtree(stage, ignore_errors=True))
+        await anyio.to_thread.run_sync(remove_tree, stage)
 
 
 async def _pipe(

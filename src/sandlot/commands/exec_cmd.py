@@ -19,7 +19,7 @@ def register(subparsers: Any) -> None:
         "command's exit code. One argument after -- runs under 'sh -c'; several are an argv.",
         epilog="examples:\n"
         "  sandlot exec -- uname -a\n"
-        "  sandlot exec --copy-in examples/hello-python -- 'python3 -m unittest -v'\n",
+        "  sandlot exec --copy-in examples/wordcount -- python3 -m unittest -v\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_provider_arguments(parser)

@@ -138,13 +138,31 @@ class _LocalCommand(RunningCommand):
         self._done = asyncio.ensure_future(self._finish())
 
     async def _finish(self) -> int:
-        code = await self._proc.wait()
         try:
             await asyncio.gather(*self._tasks)
         except asyncio.CancelledError:
             if not self._killed:
                 raise
+            # kill() gave up on the pipes: a process that left the group still holds them.
+            # asyncio's Process.wait() resolves only once every pipe has closed, so it would
+            # wait for that process; the exit status is known as soon as the child is reaped.
+            code = await self._reaped()
+            self._release_pipes()
+        else:
+            code = await self._proc.wait()
         return 128 - code if code < 0 else code
+
+    async def _reaped(self) -> int:
+        while self._proc.returncode is None:  # noqa: ASYNC110 - no event fires before the pipes close
+            await asyncio.sleep(0.02)
+        return self._proc.returncode
+
+    def _release_pipes(self) -> None:
+        # The transport owns the pipe file descriptors; closing it closes them (our ends only:
+        # the holder keeps its copies). Process exposes no public handle to it.
+        transport = getattr(self._proc, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     async def wait(self) -> int:
         return await asyncio.shield(self._done)

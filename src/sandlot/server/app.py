@@ -20,7 +20,7 @@ from ..errors import (
     SandboxClosed,
     SandlotError,
 )
-from .middleware import BearerAuth, BodyLimit
+from .middleware import ActiveRequests, BearerAuth, BodyLimit
 from .models import ErrorResponse, ExecuteRequest, ExecuteResponse, HealthResponse
 from .service import Rejected, SandboxService
 
@@ -142,11 +142,15 @@ def create_app(service: SandboxService) -> FastAPI:
             return JSONResponse(body.model_dump(), status_code=503)
         return body
 
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit, limit=settings.max_body_bytes, read_timeout=settings.body_timeout
+    )
     if settings.token is not None:
         # Added last, so it runs first: an unauthenticated request is refused before its
         # body is read.
         app.add_middleware(BearerAuth, token=settings.token.get_secret_value())
+    # Outermost: counts every request in flight, authorized or not, before any work.
+    app.add_middleware(ActiveRequests, limit=settings.max_connections)
     _document_this_server(app, service)
     return app
 

@@ -1,10 +1,12 @@
-"""ASGI middleware that acts before any body is read: bearer auth and the body size bound."""
+"""ASGI middleware that acts before any body is read: bearer auth, the bound on requests in
+flight, and the body's size and read deadline."""
 
 from __future__ import annotations
 
 import hmac
 import json
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -59,9 +61,10 @@ class BodyLimit:
     oversized body never reaches the JSON parser and the answer is always a clean 413.
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, read_timeout: float = 30.0) -> None:
         self.app = app
         self.limit = limit
+        self.read_timeout = read_timeout
 
     def _detail(self) -> str:
         return f"request body exceeds this server's limit of {self.limit} bytes; send less code"
@@ -81,18 +84,26 @@ class BodyLimit:
                     return
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away before sending its body
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await send_error(send, 413, "too_large", self._detail())
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        # A client that stalls mid-body must not hold a connection (and a request slot) forever.
+        with anyio.move_on_after(self.read_timeout) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return  # the client went away before sending its body
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.limit:
+                    await send_error(send, 413, "too_large", self._detail())
+                    return
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            await send_error(
+                send, 408, "request_timeout",
+                f"the request body did not arrive within {self.read_timeout:g}s; send it whole",
+            )  # fmt: skip
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -103,3 +114,33 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+class ActiveRequests:
+    """At most `limit` requests in flight; beyond that, 503 JSON at once.
+
+    Only requests count, not open connections: idle or half-open connections (bounded by the
+    protocol's head deadline) never turn an authorized request away.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.active = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.limit:
+            await send_error(
+                send, 503, "overloaded",
+                f"{self.limit} requests are already in flight; retry after a moment",
+                retry_after="1",
+            )  # fmt: skip
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1

@@ -20,6 +20,7 @@ import uvicorn
 from ..errors import register_secret
 from ..provider import IsolatedSandboxProvider
 from .app import create_app
+from .protocol import with_header_timeout
 from .service import SandboxService
 from .settings import ServerSettings
 
@@ -86,7 +87,9 @@ class SandboxServer:
             host=self.settings.host,
             port=self.settings.port,
             log_level=self.settings.log_level,
-            limit_concurrency=self.settings.max_connections,
+            # Not uvicorn's limit_concurrency: it counts idle connections too, so a few dozen
+            # half-open sockets would turn every authorized request away (ActiveRequests).
+            http=with_header_timeout(self.settings.header_timeout),
             timeout_graceful_shutdown=int(self.settings.shutdown_grace) or None,
             lifespan="off",
             server_header=False,

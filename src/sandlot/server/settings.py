@@ -48,7 +48,11 @@ class ServerSettings(BaseModel):
     max_concurrency: int = Field(default=4, ge=1)
     """Runs at the same time; a request beyond gets 429 at once, never a wait."""
     max_connections: int = Field(default=64, ge=1)
-    """Open connections plus in-flight requests before uvicorn answers 503."""
+    """Requests in flight before the server answers 503 (idle connections do not count)."""
+    header_timeout: float = Field(default=10.0, gt=0)
+    """Seconds a new connection has to send a complete request head before it is closed."""
+    body_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a request's body may take to arrive (408 beyond)."""
     max_output: int = Field(default=1 << 20, ge=0)
     """Bytes of stdout and of stderr kept per run (the tail; `truncated` says when cut)."""
     max_requirements: int = Field(default=32, ge=0)

@@ -118,6 +118,11 @@ def test_sigterm_during_a_run_ends_it_and_closes(root: Path) -> None:
         assert serve.proc.wait(60) == 0, serve.output
         client.join(60)
         assert not client.is_alive() and outcome, "the client hung"
+    answer = outcome[0]
+    assert isinstance(answer, httpx.Response), answer
+    assert answer.status_code == 503, answer.text
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.json()["error"] == "shutting_down"
     assert list(root.iterdir()) == []
     assert live_members(pgid) == []  # the run's whole process group is gone
 

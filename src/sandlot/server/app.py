@@ -20,7 +20,7 @@ from ..errors import (
     SandboxClosed,
     SandlotError,
 )
-from .middleware import ActiveRequests, BearerAuth, BodyLimit
+from .middleware import ActiveRequests, BearerAuth, BodyLimit, ShutdownDeadline
 from .models import ErrorResponse, ExecuteRequest, ExecuteResponse, HealthResponse
 from .service import Rejected, SandboxService
 
@@ -149,6 +149,9 @@ def create_app(service: SandboxService) -> FastAPI:
         # Added last, so it runs first: an unauthenticated request is refused before its
         # body is read.
         app.add_middleware(BearerAuth, token=settings.token.get_secret_value())
+    app.add_middleware(
+        ShutdownDeadline, grace=settings.shutdown_grace, stopping=service.stopping
+    )
     # Outermost: counts every request in flight, authorized or not, before any work.
     app.add_middleware(ActiveRequests, limit=settings.max_connections)
     _document_this_server(app, service)

@@ -3,6 +3,7 @@ flight, and the body's size and read deadline."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 
@@ -144,3 +145,46 @@ class ActiveRequests:
             await self.app(scope, receive, send)
         finally:
             self.active -= 1
+
+
+class ShutdownDeadline:
+    """When the server shuts down, a request still running after `grace` seconds is ended and
+    answered 503 JSON (`shutting_down`), before uvicorn would cancel it into a text/plain 500."""
+
+    def __init__(self, app: ASGIApp, grace: float, stopping: asyncio.Event) -> None:
+        self.app = app
+        self.grace = grace
+        self.stopping = stopping
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+        ended_by_shutdown = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        async with anyio.create_task_group() as group:
+
+            async def deadline() -> None:
+                nonlocal ended_by_shutdown
+                await self.stopping.wait()
+                await anyio.sleep(self.grace)
+                ended_by_shutdown = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(deadline)
+            await self.app(scope, receive, tracking_send)
+            group.cancel_scope.cancel()
+        if ended_by_shutdown and not started:
+            await send_error(
+                send, 503, "shutting_down",
+                f"the server is shutting down and the run did not end within {self.grace:g}s; "
+                "it was ended",
+                retry_after="1",
+            )  # fmt: skip

@@ -90,11 +90,13 @@ class SandboxServer:
             # Not uvicorn's limit_concurrency: it counts idle connections too, so a few dozen
             # half-open sockets would turn every authorized request away (ActiveRequests).
             http=with_header_timeout(self.settings.header_timeout),
-            timeout_graceful_shutdown=int(self.settings.shutdown_grace) or None,
+            # ShutdownDeadline answers 503 JSON at shutdown_grace; uvicorn's own cancellation
+            # (a text/plain 500) is only the backstop a little later.
+            timeout_graceful_shutdown=int(self.settings.shutdown_grace) + 5,
             lifespan="off",
             server_header=False,
         )
-        server = _Server(config, lambda: self._ready(on_ready))
+        server = _Server(config, lambda: self._ready(on_ready), service.stopping)
         self._uvicorn = server
         await server.serve()
 
@@ -129,9 +131,16 @@ class SandboxServer:
 class _Server(uvicorn.Server):
     """uvicorn's server, telling when it listens (the port may have been chosen by the OS)."""
 
-    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+    def __init__(
+        self, config: uvicorn.Config, on_started: Callable[[], None], stopping: asyncio.Event
+    ) -> None:
         super().__init__(config)
         self._on_started = on_started
+        self._stopping = stopping
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._stopping.set()  # starts each running request's grace period
+        await super().shutdown(sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)

@@ -6,6 +6,7 @@ turns its outcomes into status codes.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -55,6 +56,8 @@ class SandboxService:
         self._health_at = 0.0
         self._health_ok = True
         self.closing = False
+        #: Set when the server starts shutting down; runs then get `shutdown_grace` to finish.
+        self.stopping = asyncio.Event()
 
     @classmethod
     async def start(cls, sandbox: Sandbox, settings: ServerSettings) -> SandboxService:

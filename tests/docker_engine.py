@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from sandlot._tree import remove_tree
+
 DOCKERD = "/usr/sbin/dockerd"
 CONTAINERD = "/usr/bin/containerd"
 CACHE = Path(os.environ.get("SANDLOT_CACHE", str(Path.home() / ".cache" / "sandlot")))
@@ -171,7 +173,7 @@ class DockerEngine:
         _unmount_under(roots)
         shutil.rmtree(self.run_dir, ignore_errors=True)
         if self._throwaway_root and self.data_root is not None:
-            shutil.rmtree(self.data_root, ignore_errors=True)
+            remove_tree(self.data_root)
         if self._lock is not None:
             self._lock.close()
             self._lock = None

@@ -31,6 +31,8 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+from sandlot._tree import remove_tree
+
 from .agents import AgentSupervisor
 from .echo_template import EchoParameter, EchoTemplate, compile_proto, tar_directory, write_template
 from .postgres import Postgres
@@ -441,7 +443,7 @@ class RealCoder:
             if os.environ.get("SANDLOT_REALCODER_KEEP"):  # for reading the logs
                 (self._root / "owner.pid").unlink(missing_ok=True)
             else:
-                shutil.rmtree(self._root, ignore_errors=True)
+                remove_tree(self._root)  # a workspace can hold a tree too deep for rmtree
             self._root = None
         self.timings["stop"] = round(time.monotonic() - t, 2)
         if errors:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import stat
 import string
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .._tree import remove_tree
 from .fakecoder import bootstrap, builds, faults, model, shapes, state
 
 DEFAULT_URL = "https://coder.sandlot.invalid"
@@ -482,4 +482,4 @@ class FakeCoderDeployment:
             builds.stop_all_agents(st)
         runtime = Path(state.load(self.root)["runtime_dir"])
         if runtime.parent != self.root and runtime.name.startswith("sfc-"):
-            shutil.rmtree(runtime, ignore_errors=True)
+            remove_tree(runtime)

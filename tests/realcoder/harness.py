@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import subprocess
 import tempfile
 import time
@@ -104,7 +103,7 @@ def _sweep_stale_roots() -> None:
         except (OSError, ValueError):
             continue
         if not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(pid_file.parent, ignore_errors=True)
+            remove_tree(pid_file.parent)
 
 
 def _base_env(home: Path) -> dict[str, str]:

@@ -9,6 +9,7 @@ directories -- behind one async interface.
 Blocking scripts use `sandlot.sync.session(provider)` instead.
 """
 
+from . import fanout
 from .backends.coder import CoderAttachOptions, CoderCreateOptions, coder
 from .backends.docker import DockerMount, DockerOptions, DockerProvider, docker
 from .backends.local import LocalOptions, LocalProvider, local
@@ -123,6 +124,7 @@ __all__ = [
     "WorkspaceError",
     "coder",
     "docker",
+    "fanout",
     "local",
     "parse_config",
     "provider_from_config",

@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from .._tree import remove_tree
-from .fakecoder import bootstrap, builds, faults, model, shapes, state
+from .fakecoder import bootstrap, builds, faults, model, shapes, state, transient
 
 DEFAULT_URL = "https://coder.sandlot.invalid"
 _ALNUM = string.ascii_letters + string.digits
@@ -422,6 +422,16 @@ class FakeCoderDeployment:
         `marker` (`times` = how many times; None = always; marker None = off)."""
         self._set("drop_marker", marker, workspace)
         self._set("drop_remaining", times, workspace)
+
+    def fail_api_transiently(self, command: str, kind: str, *, times: int = 1) -> None:
+        """The next `times` runs of `coder <command>` fail at their first API request the way
+        the CLI fails while coderd is rate limiting (``rate_limited``), behind a failing proxy
+        (``bad_gateway``, ``unavailable``) or restarting (``refused``)."""
+        if kind not in transient.KINDS:
+            raise ValueError(f"kind must be one of {transient.KINDS}, got {kind!r}")
+        with state.locked(self.root) as st:
+            scope = st.setdefault("faults", {}).setdefault(faults.GLOBAL, {})
+            scope.setdefault(transient.KNOB, {})[command] = {"remaining": times, "kind": kind}
 
     def revoke_sessions(self) -> None:
         """Invalidate every session token: commands then fail with coder's 401 error."""

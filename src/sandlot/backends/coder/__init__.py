@@ -63,6 +63,7 @@ def coder(
     ready_timeout: float | None = None,
     ssh_ready_timeout: float | None = None,
     connect_timeout: float | None = None,
+    transient_retry_timeout: float | None = None,
 ) -> CoderProvider:
     """A provider of sandboxes in Coder workspaces.
 
@@ -95,6 +96,7 @@ def coder(
         "ready_timeout": ready_timeout,
         "ssh_ready_timeout": ssh_ready_timeout,
         "connect_timeout": connect_timeout,
+        "transient_retry_timeout": transient_retry_timeout,
     }
     if isinstance(session_token, SecretStr):
         given["session_token"] = session_token.get_secret_value()

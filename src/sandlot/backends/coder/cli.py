@@ -40,6 +40,7 @@ from .models import (
     parse_whoami_text,
     parse_workspaces,
 )
+from .retry import mark_reached, retrying
 
 log = logging.getLogger("sandlot.coder")
 
@@ -99,8 +100,10 @@ class CoderCLI:
         *,
         url: str | None = None,
         token: SecretStr | None = None,
+        transient_retry_timeout: float = 0.0,
     ) -> None:
         self._binary = binary
+        self.transient_retry_timeout = transient_retry_timeout
         self._path: str | None = None
         self.url = url
         self._token = token
@@ -148,9 +151,30 @@ class CoderCLI:
         return self.argv("ssh", "--stdio", "--disable-autostart", target)
 
     async def run(
-        self, *args: str, timeout: float | None = None, sandbox: str = "", check: bool = True
+        self,
+        *args: str,
+        timeout: float | None = None,
+        sandbox: str = "",
+        check: bool = True,
+        retry: bool = False,
     ) -> CLIResult:
-        """Run `coder <args>` to completion (stdin closed); raise a typed error on failure."""
+        """Run `coder <args>` to completion (stdin closed); raise a typed error on failure.
+
+        `retry` (for calls that are safe to repeat): transient failures of the deployment are
+        retried within `transient_retry_timeout` (retry.py).
+        """
+        if retry and check:
+            return await retrying(
+                " ".join(["coder", *args]),
+                lambda: self._run_once(args, timeout, sandbox, check),
+                url=self.url,
+                timeout=self.transient_retry_timeout,
+            )
+        return await self._run_once(args, timeout, sandbox, check)
+
+    async def _run_once(
+        self, args: Sequence[str], timeout: float | None, sandbox: str, check: bool
+    ) -> CLIResult:
         argv = self.argv(*args)
         shown = " ".join(["coder", *args])
         log.debug("running %s", redact(shown))
@@ -252,20 +276,29 @@ class CoderCLI:
         `coder whoami -o json` where the CLI has it; releases before it (e.g. v2.26) reject the
         flag before doing anything else, and then the plain text form is read instead.
         """
-        result = await self.run("whoami", "-o", "json", timeout=120, check=False)
-        if result.exit_code != 0 and _UNKNOWN_FLAG.search(result.stderr):
+        async def json_form() -> CLIResult:
+            result = await self.run("whoami", "-o", "json", timeout=120, check=False)
+            if result.exit_code != 0 and not _UNKNOWN_FLAG.search(result.stderr):
+                self.raise_for(result, "coder whoami -o json")
+            return result
+
+        result = await retrying(
+            "coder whoami", json_form, url=self.url, timeout=self.transient_retry_timeout
+        )
+        if result.exit_code != 0:
             log.debug("this coder CLI has no `whoami -o json`; reading its text output")
-            result = await self.run("whoami", timeout=120)
+            result = await self.run("whoami", timeout=120, retry=True)
             try:
-                return parse_whoami_text(result.stdout)
+                me = parse_whoami_text(result.stdout)
             except ParseError as exc:
                 raise CoderCLIError(f"cannot read `coder whoami`: {exc}") from None
-        if result.exit_code != 0:
-            self.raise_for(result, "coder whoami -o json")
-        try:
-            return parse_whoami(result.stdout)
-        except ParseError as exc:
-            raise CoderCLIError(f"cannot read `coder whoami -o json`: {exc}") from None
+        else:
+            try:
+                me = parse_whoami(result.stdout)
+            except ParseError as exc:
+                raise CoderCLIError(f"cannot read `coder whoami -o json`: {exc}") from None
+        mark_reached(self.url)
+        return me
 
     async def list_workspaces(
         self, *, search: str | None = None, all_users: bool = False, sandbox: str = ""
@@ -276,7 +309,7 @@ class CoderCLI:
             args.append("--all")
         elif search is not None:
             args += ["--search", search]
-        result = await self.run(*args, timeout=120, sandbox=sandbox)
+        result = await self.run(*args, timeout=120, sandbox=sandbox, retry=True)
         try:
             return parse_workspaces(result.stdout)
         except ParseError as exc:

@@ -97,6 +97,10 @@ class _CoderCommon(BaseModel):
     agent that is shutting down)."""
     connect_timeout: float = Field(default=30.0, gt=0)
     """Seconds one SSH connection attempt through `coder ssh --stdio` may take."""
+    transient_retry_timeout: float = Field(default=120.0, ge=0)
+    """Seconds to keep retrying, with backoff, a transient failure of the deployment while a
+    workspace is made or found (rate limited, a proxy's 502/503/504, connection refused while
+    coderd restarts). 0 turns the retries off."""
 
     @field_validator("agent")
     @classmethod

@@ -57,6 +57,7 @@ from .models import (
     Workspace,
 )
 from .options import CoderAttachOptions, CoderCreateOptions, default_workspace_name
+from .retry import retrying
 from .sandbox import CoderSandbox
 from .undo import Undo
 
@@ -114,7 +115,12 @@ class CoderProvider(IsolatedSandboxProvider):
 
     def _cli(self) -> CoderCLI:
         opts = self.options
-        return CoderCLI(opts.coder_binary, url=opts.coder_url, token=opts.session_token)
+        return CoderCLI(
+            opts.coder_binary,
+            url=opts.coder_url,
+            token=opts.session_token,
+            transient_retry_timeout=opts.transient_retry_timeout,
+        )
 
     async def create(self) -> CoderSandbox:
         opts = self.options
@@ -177,16 +183,31 @@ class CoderProvider(IsolatedSandboxProvider):
         log.info("creating Coder workspace %s/%s from template %s", me.username, name,
                  opts.template)
         undo.created(f"{me.username}/{name}", owner=me.username, name=name)
-        try:
+        attempts = 0
+
+        async def create_once() -> None:
+            nonlocal attempts
+            attempts += 1
             await cli.run(*args, timeout=opts.build_timeout, sandbox=name)
+
+        try:
+            await retrying(
+                f"coder create {name}", create_once, url=cli.url,
+                timeout=opts.transient_retry_timeout,
+            )
         except CoderCLIError as exc:
             found = await find_workspace(cli, owner=me.username, name=name)
-            if found is None or "already exists" in exc.stderr:
+            # The name was free before the first attempt, so after a retry "already exists"
+            # means an earlier attempt reached the server: the workspace is ours.
+            ours = attempts > 1 and found is not None
+            if found is None or ("already exists" in exc.stderr and not ours):
                 undo.forget()  # not ours, or never reached the server: nothing to clean up
                 raise
             if found.build_failed:
                 raise _build_failed(found, "coder create", exc) from exc
-            raise
+            if not ours:
+                raise
+            log.info("an earlier attempt created workspace %s; using it", found.reference)
         workspace = await find_workspace(cli, owner=me.username, name=name)
         if workspace is None:
             raise SandboxStartError(

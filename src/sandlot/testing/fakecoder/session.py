@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from . import state
+from . import state, transient
 from .errors import NOT_LOGGED_IN_FORMAT, CLIError, unauthorized
 
 TYPE_CHECKING = False
@@ -123,6 +123,7 @@ def _init_client(inv: Invocation, api_path: str) -> Client:
     if user_id is None:
         raise unauthorized("API key is invalid.")
     user = next(u for u in st["users"] if u["id"] == user_id)
+    transient.maybe_fail(inv, st, url, api_path)
     return Client(st=st, user=user, url=url.strip())
 
 

@@ -22,6 +22,7 @@ SUBCOMMANDS: list[str] = [
     "sandlot.verify.cli",
     "sandlot.commands.gc",
     "sandlot.commands.serve",
+    "sandlot.commands.fanout_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

@@ -34,11 +34,11 @@ async def test_each_sandbox_sees_only_its_own_work(provider: IsolatedSandboxProv
         listing = await sandbox.exec("cat mine.txt; ls", check=True)
         return listing.stdout
 
-    report = await fanout.run(job, provider, n=3, max_parallel=3, on_event=tracker.events.append)
+    report = await fanout.run(job, provider, n=4, max_parallel=4, on_event=tracker.events.append)
     assert report.ok, report.to_json()
-    assert [v.split()[0] for v in report.values] == ["0", "1", "2"]
+    assert [v.split()[0] for v in report.values] == ["0", "1", "2", "3"]
     assert all(v.split()[1:] == ["mine.txt"] for v in report.values)
-    assert len({o.sandbox for o in report.outcomes}) == 3
+    assert len({o.sandbox for o in report.outcomes}) == 4
     assert all(o.closed and o.stage is Stage.DONE for o in report.outcomes)
     assert all(o.timings.create is not None and o.timings.job is not None for o in report.outcomes)
     assert tracker.all_closed()

@@ -218,7 +218,7 @@ class _Fanout:
         except Exception as exc:
             outcome.timings.create = time.monotonic() - began
             outcome.error = exc
-            log.warning("fan-out %s: creating the sandbox failed: %s", outcome.label, exc)
+            log.info("fan-out %s: creating the sandbox failed: %s", outcome.label, exc)
             self.emit(outcome, Stage.FAILED)
             return
         outcome.timings.create = time.monotonic() - began
@@ -236,7 +236,7 @@ class _Fanout:
             except Exception as exc:
                 cancelled = False
                 outcome.error = exc
-                log.warning("fan-out %s: the job failed: %s", outcome.label, exc)
+                log.info("fan-out %s: the job failed: %s", outcome.label, exc)
             finally:
                 outcome.timings.job = time.monotonic() - began
         finally:

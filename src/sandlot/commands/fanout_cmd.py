@@ -1,0 +1,237 @@
+"""`sandlot fanout`: one command in N fresh sandboxes at once, with live progress and a report.
+
+Ctrl-C (or SIGTERM) once: every command is ended and every sandbox closed with its on_close,
+then the summary and report are written as usual (exit 130). Ctrl-C again while that cleanup
+runs: the sandboxes not yet closed are listed with how to find them later; cleanup goes on. A
+third Ctrl-C abandons the cleanup, after listing them once more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from ..cli import add_provider_arguments, provider_from_args
+from ..fanout import DEFAULT_MAX_PARALLEL, FanoutReport, Slot, run
+from ..fanout.display import LiveView, leftovers, summary
+from ..fanout.models import FanoutEvent, Stage
+from ..sandbox import ExecResult, Sandbox
+
+#: Bytes of each stream's tail kept per sandbox for the report.
+REPORT_TAIL = 4096
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "fanout",
+        help="run a command in N sandboxes at once",
+        description="Create N sandboxes from one provider configuration, run the same "
+        "command in each (optionally after copying a directory in), show live progress, then "
+        "a summary. Each sandbox is closed with its on_close whatever happens. The command "
+        "sees SANDLOT_FANOUT_INDEX (0..N-1) and SANDLOT_FANOUT_LABEL. Exit status: 0 when "
+        "every sandbox succeeded, 1 when any failed, 130 when interrupted.",
+        epilog="examples:\n"
+        "  sandlot fanout -n 4 -- 'echo try $SANDLOT_FANOUT_INDEX'\n"
+        "  sandlot fanout -n 8 --max-parallel 4 --report out.json \\\n"
+        "      --provider-config '{\"type\": \"docker\", \"image\": \"python:3.12\", "
+        "\"on_close\": \"delete\"}' \\\n"
+        "      --copy-in . -- python -m pytest -q\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_provider_arguments(parser)
+    parser.add_argument("-n", type=int, required=True, help="how many sandboxes")
+    parser.add_argument(
+        "--max-parallel", type=int, default=DEFAULT_MAX_PARALLEL,
+        help=f"sandboxes alive at once (default {DEFAULT_MAX_PARALLEL})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-creating", type=int,
+        help="sandboxes being created at once (default: --max-parallel)",
+    )  # fmt: skip
+    parser.add_argument("--fail-fast", action="store_true", help="stop all once one fails")
+    parser.add_argument(
+        "--copy-in", metavar="DIR", help="host directory copied into each worktree first"
+    )
+    parser.add_argument(
+        "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
+    )
+    parser.add_argument("--timeout", type=float, help="seconds before each command is ended")
+    parser.add_argument("--report", metavar="PATH", help="write the JSON report here")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only the summary")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
+    parser.set_defaults(handler=run_command)
+
+
+def _usage_error(message: str) -> int:
+    print(f"sandlot fanout: {message}", file=sys.stderr)
+    return 2
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        return _usage_error("no command given; usage: sandlot fanout -n N [options] -- CMD")
+    if args.n < 1:
+        return _usage_error(f"-n must be at least 1, got {args.n}")
+    if args.copy_in and not Path(args.copy_in).is_dir():
+        return _usage_error(f"--copy-in {args.copy_in!r} is not a directory")
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep:
+            return _usage_error(f"--env needs KEY=VALUE, got {item!r}")
+        env[key] = value
+    provider = provider_from_args(args)
+    command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
+    results: dict[int, ExecResult] = {}
+
+    async def job(sandbox: Sandbox, slot: Slot) -> int:
+        if args.copy_in:
+            await sandbox.copy_in(args.copy_in, sandbox.worktree)
+        result = await sandbox.exec(
+            command,
+            env={**env, "SANDLOT_FANOUT_INDEX": str(slot.index),
+                 "SANDLOT_FANOUT_LABEL": slot.label},
+            timeout=args.timeout,
+            max_output=REPORT_TAIL,
+        )
+        results[slot.index] = result
+        result.check()
+        return result.exit_code
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        console.width = 160  # a log or pipe: do not wrap at rich's default of 80
+    slots = [Slot(i, f"{provider.name}-{i}") for i in range(args.n)]
+    stop = anyio.Event()
+    interrupts = _Interrupts(stop, console)
+    with LiveView(slots, console, quiet=args.quiet) as view, interrupts.installed():
+        report = await run(
+            job,
+            provider,
+            n=args.n,
+            max_parallel=args.max_parallel,
+            max_creating=args.max_creating,
+            fail_fast=args.fail_fast,
+            on_event=_chain(view.on_event, interrupts.on_event),
+            stop=stop,
+        )
+    extra = {index: _result_json(result) for index, result in results.items()}
+    console.print(summary(report, extra))
+    if args.report:
+        _write_report(Path(args.report), report, extra)
+        console.print(f"report: {args.report}", markup=False, highlight=False)
+    left = leftovers(report.outcomes)
+    if left:
+        console.print("these sandboxes may be left behind:\n" + "\n".join(left), markup=False)
+    if interrupts.count:
+        return 130
+    return 0 if report.ok else 1
+
+
+def _chain(*callbacks: Any) -> Any:
+    def both(event: Any) -> None:
+        for callback in callbacks:
+            callback(event)
+
+    return both
+
+
+def _result_json(result: ExecResult) -> dict[str, Any]:
+    return {
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "duration": result.duration,
+        "stdout_tail": result.stdout,
+        "stderr_tail": result.stderr,
+    }
+
+
+def _write_report(path: Path, report: FanoutReport, extra: dict[int, dict[str, Any]]) -> None:
+    data = report.to_json()
+    for entry in data["sandboxes"]:
+        entry["command"] = extra.get(entry["index"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)  # never a half-written report
+
+
+class _Interrupts:
+    """SIGINT/SIGTERM while a fan-out runs: stop, then warn, then abandon (module docstring)."""
+
+    def __init__(self, stop: anyio.Event, console: Console) -> None:
+        self.stop = stop
+        self.console = console
+        self.count = 0
+        self._sandboxes: dict[int, tuple[str, str | None, bool]] = {}
+
+    def on_event(self, event: FanoutEvent) -> None:
+        if event.sandbox is not None:
+            closed = event.stage in (Stage.DONE, Stage.FAILED, Stage.CANCELLED)
+            self._sandboxes[event.slot.index] = (event.slot.label, event.sandbox, closed)
+
+    def pending(self) -> list[str]:
+        return [
+            f"  [{index}] {label}: {sandbox}"
+            for index, (label, sandbox, closed) in sorted(self._sandboxes.items())
+            if not closed
+        ]
+
+    def handle(self) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.console.print(
+                "sandlot: interrupted; ending every command and closing every sandbox "
+                "(Ctrl-C again lists what is still open)", markup=False, highlight=False,
+            )
+            self.stop.set()
+            return
+        pending = self.pending()
+        listing = "\n".join(pending) if pending else "  (none: every sandbox is closed)"
+        hint = ("find leftovers later with `sandlot gc --dry-run` (docker) or `coder list` "
+                "(coder)")
+        if self.count == 2:
+            self.console.print(
+                f"sandlot: still closing these sandboxes:\n{listing}\n{hint}; cleanup goes on "
+                "(Ctrl-C once more abandons it, and these may be left)",
+                markup=False, highlight=False,
+            )
+            return
+        self.console.print(
+            f"sandlot: cleanup abandoned; these sandboxes may be left:\n{listing}\n{hint}",
+            markup=False, highlight=False,
+        )
+        sys.stderr.flush()
+        os._exit(130)
+
+    def installed(self) -> Any:
+        return _SignalHandlers(self.handle)
+
+
+class _SignalHandlers:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.loop.add_signal_handler(sig, self.handle)
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.loop is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.loop.remove_signal_handler(sig)
+

@@ -1,0 +1,168 @@
+"""The terminal view of a fan-out: a live table while it runs, a summary table after.
+
+On a terminal, `rich` redraws one row per sandbox (stage, elapsed time, sandbox name, what went
+wrong) a few times a second. Anywhere else (a pipe, a CI log) the same events are printed as
+one line each, since a redrawn table would only be noise there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import CommandFailed, CommandTimedOut
+from .models import FanoutEvent, FanoutReport, SandboxOutcome, Slot, Stage
+
+_STYLE = {
+    Stage.QUEUED: "dim",
+    Stage.CREATING: "yellow",
+    Stage.READY: "cyan",
+    Stage.RUNNING: "blue",
+    Stage.CLOSING: "magenta",
+    Stage.DONE: "green",
+    Stage.FAILED: "bold red",
+    Stage.CANCELLED: "red",
+}
+
+
+class _Row:
+    def __init__(self, slot: Slot) -> None:
+        self.slot = slot
+        self.stage = Stage.QUEUED
+        self.sandbox: str | None = None
+        self.since = time.monotonic()
+        self.ended: float | None = None
+        self.note = ""
+
+
+class LiveView:
+    """Receives fan-out events (`on_event`) and shows them; use as a context manager."""
+
+    def __init__(self, slots: Sequence[Slot], console: Console, *, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.rows = [_Row(slot) for slot in slots]
+        self.started = time.monotonic()
+        self._live: Live | None = None
+
+    def __enter__(self) -> LiveView:
+        if self.console.is_terminal and not self.quiet:
+            self._live = Live(
+                get_renderable=self.table, console=self.console, refresh_per_second=4,
+                transient=True,
+            )
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    def on_event(self, event: FanoutEvent) -> None:
+        row = self.rows[event.slot.index]
+        row.stage = event.stage
+        row.sandbox = event.sandbox or row.sandbox
+        if event.stage in (Stage.CREATING, Stage.RUNNING):
+            row.since = time.monotonic()
+        if event.stage.final:
+            row.ended = time.monotonic()
+        if event.error is not None:
+            row.note = _short(event.error)
+        if self._live is None and not self.quiet:
+            where = f" {row.sandbox}" if row.sandbox else ""
+            note = f": {row.note}" if row.note and event.stage is Stage.FAILED else ""
+            self.console.print(
+                f"sandlot: [{event.slot.index}] {event.slot.label}{where} {event.stage.value} "
+                f"({event.elapsed:.1f}s){note}",
+                markup=False, highlight=False,
+            )
+
+    def table(self) -> Table:
+        now = time.monotonic()
+        done = sum(1 for row in self.rows if row.stage.final)
+        table = Table(
+            title=f"fan-out: {done}/{len(self.rows)} finished, {now - self.started:.0f}s",
+            expand=False,
+        )
+        for column in ("#", "label", "stage", "in stage", "sandbox", "note"):
+            table.add_column(column, no_wrap=column != "note")
+        for row in self.rows:
+            spent = (row.ended or now) - row.since
+            table.add_row(
+                str(row.slot.index),
+                row.slot.label,
+                Text(row.stage.value, style=_STYLE[row.stage]),
+                "" if row.stage is Stage.QUEUED else f"{spent:.1f}s",
+                row.sandbox or "",
+                row.note,
+            )
+        return table
+
+
+def summary(report: FanoutReport, extra: dict[int, dict[str, Any]] | None = None) -> Table:
+    """One row per sandbox: how it ended, its timings, and its exit code when there is one."""
+    table = Table(title=_title(report))
+    for column in ("#", "label", "result", "exit", "create", "job", "close", "sandbox", "error"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis" if column == "error" else "fold")
+    for outcome in report.outcomes:
+        info = (extra or {}).get(outcome.index, {})
+        exit_code = info.get("exit_code")
+        table.add_row(
+            str(outcome.index),
+            outcome.label,
+            Text(outcome.stage.value, style=_STYLE[outcome.stage]),
+            "" if exit_code is None else str(exit_code),
+            _seconds(outcome.timings.create),
+            _seconds(outcome.timings.job),
+            _seconds(outcome.timings.close),
+            outcome.sandbox or "",
+            "" if outcome.error is None else _short(outcome.error),
+        )
+    return table
+
+
+def leftovers(outcomes: Sequence[SandboxOutcome]) -> list[str]:
+    """Lines naming each sandbox that may be left, and how to find it afterwards."""
+    lines: list[str] = []
+    for outcome in outcomes:
+        if outcome.sandbox is None or outcome.closed:
+            continue
+        hint = {
+            "docker": "`sandlot gc --dry-run` lists it (label sandlot.managed)",
+            "coder": "`coder list` shows it; `coder delete` removes it",
+            "local": "a directory on this host; remove it by hand",
+        }.get(outcome.provider, "check the backend")
+        lines.append(
+            f"  [{outcome.index}] {outcome.label}: {outcome.provider} {outcome.sandbox} "
+            f"(on_close={outcome.on_close}): {hint}"
+        )
+    return lines
+
+
+def _title(report: FanoutReport) -> str:
+    counts: dict[str, int] = {}
+    for outcome in report.outcomes:
+        counts[outcome.stage.value] = counts.get(outcome.stage.value, 0) + 1
+    parts = ", ".join(f"{count} {stage}" for stage, count in sorted(counts.items()))
+    state = "cancelled" if report.cancelled else "finished"
+    return f"fan-out {state} in {report.duration:.1f}s: {parts}"
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}s"
+
+
+def _short(error: BaseException, limit: int = 120) -> str:
+    if isinstance(error, CommandTimedOut):
+        return "timed out"
+    if isinstance(error, CommandFailed):
+        return f"exit status {error.exit_code}"
+    text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -29,6 +29,7 @@ SUITES: dict[str, str] = {
     "server": "bench.server_bench",
     "coder_transfer": "bench.coder_transfer",
     "verify": "bench.verify_bench",
+    "fanout": "bench.fanout_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -16,6 +16,7 @@ import logging
 import os
 import posixpath
 import time
+import weakref
 from dataclasses import dataclass
 
 import anyio
@@ -63,6 +64,9 @@ from .undo import Undo
 
 log = logging.getLogger("sandlot.coder")
 
+#: Seconds one provider reuses its preflight (`coder whoami`) for further creates.
+PREFLIGHT_REUSE = 60.0
+
 #: The worktree, relative to the agent's directory (or $HOME).
 WORKTREE_SUFFIX = ".sandlot/worktree"
 
@@ -109,6 +113,23 @@ class CoderProvider(IsolatedSandboxProvider):
 
     def __init__(self, options: CoderCreateOptions | CoderAttachOptions) -> None:
         self.options = options
+        # The preflight's answer, shared by the creates of one provider for a while: a
+        # fan-out of N sandboxes asks the deployment who we are once, not N times.
+        self._preflight: tuple[WhoAmI, float] | None = None
+        # One lock per event loop: a provider may outlive a loop (asyncio.run twice).
+        self._preflight_locks: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Lock
+        ] = weakref.WeakKeyDictionary()
+
+    async def _whoami(self, cli: CoderCLI) -> WhoAmI:
+        lock = self._preflight_locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        async with lock:
+            cached = self._preflight
+            if cached is not None and time.monotonic() - cached[1] < PREFLIGHT_REUSE:
+                return cached[0]
+            me = await cli.whoami()
+            self._preflight = (me, time.monotonic())
+            return me
 
     def __repr__(self) -> str:
         return f"CoderProvider({self.options!r})"
@@ -132,7 +153,7 @@ class CoderProvider(IsolatedSandboxProvider):
             )
         cli = self._cli()
         cli.path  # noqa: B018 -- a missing binary fails here, before anything else
-        me = await cli.whoami()
+        me = await self._whoami(cli)
         log.debug("coder preflight: logged in as %s at %s", me.username, me.url or cli.url)
         undo = Undo(cli, opts, me)
         try:

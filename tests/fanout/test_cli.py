@@ -122,3 +122,30 @@ def test_second_ctrl_c_names_what_may_be_left(tmp_path: Path) -> None:
         assert "cleanup goes on" in err
         assert fake.workspaces() == []  # the cleanup did go on
         assert fake.token not in err
+
+
+def test_third_ctrl_c_abandons_cleanup_and_says_what_may_be_left(tmp_path: Path) -> None:
+    with FakeCoderDeployment(tmp_path / "deployment") as fake:
+        fake.add_template("t", agents=[AgentSpec("main")])
+        exe = fake.install(tmp_path / "bin")
+        config = json.dumps({
+            "type": "coder", "template": "t", "on_close": "delete", "coder_binary": str(exe),
+            "coder_url": fake.url, "session_token": fake.token,
+        })
+        proc = _start("-n", "2", "--provider-config", config, "--", "sleep 300", cwd=tmp_path)
+        _wait_for_lines(proc, " running ", 2)
+        for _ in range(3):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert "cleanup abandoned; these sandboxes may be left" in err
+        assert "coder list" in err
+        # What was abandoned is still findable, and removable, with the deployment's CLI.
+        deadline = time.monotonic() + 60
+        while fake.workspaces() and time.monotonic() < deadline:
+            for ws in fake.workspaces():
+                subprocess.run([str(exe), "delete", ws["name"], "--yes"], env={
+                    **os.environ, **fake.env()}, capture_output=True, check=False)
+            time.sleep(0.5)
+        assert fake.workspaces() == []

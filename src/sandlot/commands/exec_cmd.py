@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from typing import Any
 
 from ..cli import add_provider_arguments, provider_from_args
+from ..progress import activity, console, describe_size, tree_size
 
 
 def register(subparsers: Any) -> None:
@@ -65,8 +67,10 @@ async def run(args: argparse.Namespace) -> int:
         _status(args, f"sandbox {sandbox.name} ready ({time.monotonic() - started:.1f}s), "
                 f"worktree {sandbox.worktree}")
         if args.copy_in:
-            _status(args, f"copying {args.copy_in} into the worktree")
-            await sandbox.copy_in(args.copy_in, sandbox.worktree)
+            files, size = await asyncio.to_thread(tree_size, args.copy_in)
+            what = f"copying {args.copy_in} ({describe_size(files, size)}) into the worktree"
+            with activity(console(), what, quiet=args.quiet):
+                await sandbox.copy_in(args.copy_in, sandbox.worktree)
         command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
         result = await sandbox.exec(
             command,

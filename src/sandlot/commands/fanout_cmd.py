@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from .. import progress
 from ..cli import add_provider_arguments, provider_from_args
 from ..fanout import DEFAULT_MAX_PARALLEL, FanoutReport, Slot, run
 from ..fanout.display import LiveView, leftovers, summary
@@ -110,9 +111,7 @@ async def run_command(args: argparse.Namespace) -> int:
         result.check()
         return result.exit_code
 
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        console.width = 160  # a log or pipe: do not wrap at rich's default of 80
+    console = progress.console()
     slots = [Slot(i, f"{provider.name}-{i}") for i in range(args.n)]
     stop = anyio.Event()
     interrupts = _Interrupts(stop, console)

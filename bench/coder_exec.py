@@ -26,10 +26,11 @@ from pathlib import Path
 
 import sandlot
 from sandlot.backends.coder.sandbox import CoderSandbox
+from sandlot.ssh import ProxyCommand, SSHConnection, SSHOptions
 from sandlot.testing import AgentSpec, FakeCoderDeployment
 
 from .core import Measurement, Unavailable, format_table, interleaved
-from .measures import Scratch, raw_subprocess
+from .measures import Scratch, parallel_floor, raw_subprocess
 
 TARGET_VS_PROCESS = 1 / 30
 TARGET_VS_LOCAL = 3.0
@@ -129,6 +130,8 @@ async def _measure(
         async def local_subprocess() -> None:
             await raw_subprocess("sh", "-c", "true")
 
+        rows += await _floor(backend, sandbox, exe, env, target, rounds)
+
         s, b = await interleaved(coder_exec, process_per_command, rounds=max(5, rounds // 4))
         rows.append(Measurement(
             "coder exec", backend, "exec('true'), one connection",
@@ -154,6 +157,38 @@ async def _measure(
             notes="same sandlot code path above the backend",
         ))
     return rows
+
+
+async def _floor(
+    backend: str, sandbox: CoderSandbox, exe: Path, env: dict[str, str], target: str,
+    rounds: int,
+) -> list[Measurement]:
+    """The true floor of the design: a bare asyncssh channel (`conn.run("true")`) on a second
+    connection through the same `coder ssh --stdio` proxy, one and 32 in parallel."""
+    bare = SSHConnection(
+        ProxyCommand([str(exe), "ssh", "--stdio", "--disable-autostart", target], env=env,
+                     label=target),
+        SSHOptions(username="coder"),
+    )
+    conn = await bare.ensure()
+    try:
+        async def bare_channel() -> None:
+            await conn.run("true", check=True)
+
+        async def coder_exec() -> None:
+            await sandbox.exec("true", check=True)
+
+        s, b = await interleaved(coder_exec, bare_channel, rounds=rounds)
+        rows = [Measurement(
+            "exec floor", backend, "exec('true')", "bare asyncssh channel, same proxy", s, b,
+            "s", target="<= 1.1x",
+        )]
+        rows.append(await parallel_floor(
+            backend, sandbox, bare_channel, "bare asyncssh channels", rounds=max(3, rounds // 8)
+        ))
+        return rows
+    finally:
+        await bare.close()
 
 
 def main() -> int:

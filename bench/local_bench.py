@@ -14,6 +14,7 @@ from .measures import (
     exec_latency,
     make_big_file,
     make_small_tree,
+    parallel_floor,
     peak_rss,
     raw_shell,
     raw_subprocess,
@@ -26,10 +27,12 @@ async def run(quick: bool = False) -> list[Measurement]:
         rows.append(
             await exec_latency(
                 "local", sandbox, lambda: raw_subprocess("sh", "-c", "true"),
-                "subprocess sh -c true", rounds=20 if quick else 60,
+                "subprocess sh -c true", rounds=20 if quick else 60, target="<= 1.3x",
             )
         )
         rows.append(await concurrency("local", sandbox))
+        rows.append(await parallel_floor(
+            "local", sandbox, lambda: raw_subprocess("sh", "-c", "true"), "sh -c true"))
         with Scratch() as scratch:
             tree = make_small_tree(scratch, 1000 if quick else 10_000)
             big = make_big_file(scratch, 20 if quick else 200)

@@ -47,6 +47,28 @@ async def concurrency(backend: str, sandbox: Sandbox, *, n: int = 32) -> Measure
     )
 
 
+async def parallel_floor(
+    backend: str, sandbox: Sandbox, bare: Raw, bare_name: str, *, n: int = 32, rounds: int = 6
+) -> Measurement:
+    """`n` sandlot execs in parallel against `n` bare commands of the transport in parallel."""
+
+    async def many(one: Raw) -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(n):
+                group.start_soon(one)
+
+    async def subject_one() -> None:
+        await sandbox.exec("true", check=True)
+
+    s, b = await interleaved(
+        lambda: many(subject_one), lambda: many(bare), rounds=rounds, warmup=1
+    )
+    return Measurement(
+        "exec floor", backend, f"{n} parallel execs", f"{n} parallel {bare_name}", s, b, "s",
+        target="<= 1.2x",
+    )
+
+
 def make_small_tree(root: Path, files: int = 10_000) -> Path:
     """`files` files of 200 bytes in 100 directories."""
     tree = root / "tree"

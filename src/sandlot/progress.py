@@ -54,10 +54,14 @@ def activity(out: Console, text: str, *, quiet: bool = False) -> Iterator[None]:
 
 
 def tree_size(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """(files, bytes) under `path`, not following symlinks; a file counts as one."""
+    """(files, bytes) under `path`, not following symlinks; a file counts as one; a path that
+    does not exist is (0, 0) (the copy that follows says so, with a typed error)."""
     root = Path(path)
     if not root.is_dir():
-        return 1, root.lstat().st_size
+        try:
+            return 1, root.lstat().st_size
+        except OSError:
+            return 0, 0
     files = size = 0
     for directory, subdirs, names in os.walk(root):
         # A link to a directory is listed with the directories; it is copied as one entry.

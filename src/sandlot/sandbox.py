@@ -12,7 +12,10 @@ Contract (checked by tests/contract on every backend):
 * `stdin` is written and then closed: the command sees EOF.
 * `env` keys are POSIX names (else `InvalidEnvError`); values may hold any character.
 * `timeout` ends the command's whole process tree; the result has `timed_out=True` and keeps
-  the output so far. Nothing keeps running.
+  the output so far. Nothing keeps running: processes that left the command's process group
+  (`setsid`, double forks) are found by the command's run mark (_run_marks.py) and ended too.
+* `close()` ends every process any command of the sandbox started, by the sandbox's run mark,
+  whatever its `on_close`.
 * Captured output is bounded by `max_output` bytes per stream (`*_truncated` set, the tail is
   kept); callbacks still see every line.
 * A process ended by a signal reports `128 + signal` as its exit code, as a shell would.
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
+import logging
 import os
 import sys
 import time
@@ -34,7 +39,7 @@ from typing import BinaryIO
 
 import anyio
 
-from . import _shell
+from . import _run_marks, _shell
 from .errors import (
     CommandFailed,
     CommandTimedOut,
@@ -49,6 +54,11 @@ StdinSource = bytes | AsyncIterable[bytes] | None
 LineCallback = Callable[[str], None]
 
 DEFAULT_MAX_OUTPUT = 8 << 20
+
+log = logging.getLogger("sandlot")
+
+#: Seconds one search for a command's leftover processes may take (remote: one round trip).
+SWEEP_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,25 @@ class RunningCommand(ABC):
     @abstractmethod
     async def kill(self) -> None:
         """End the command's whole process tree. Idempotent; harmless after exit."""
+
+
+class _MarkedCommand(RunningCommand):
+    """A backend's command plus its run mark: ending it also ends whatever it spawned that
+    left its process group."""
+
+    def __init__(self, inner: RunningCommand, sandbox: Sandbox, mark: str) -> None:
+        self.inner = inner
+        self.sandbox = sandbox
+        self.mark = mark
+
+    async def wait(self) -> int:
+        return await self.inner.wait()
+
+    async def kill(self) -> None:
+        # Marked processes first: once none is left, nothing holds the output pipes and the
+        # backend's own group kill and reaping finish at once.
+        await self.sandbox._end_marked(self.mark)
+        await self.inner.kill()
 
 
 class Process:
@@ -228,6 +257,10 @@ def _build_result(
     )
 
 
+async def _discard(data: bytes) -> None:
+    return None
+
+
 def _sink(capture: OutputCapture) -> ByteSink:
     async def feed(data: bytes) -> None:
         capture.feed(data)
@@ -248,6 +281,8 @@ class Sandbox(ABC):
         self._closed = False
         self._running: set[RunningCommand] = set()
         self._close_lock = anyio.Lock()
+        self._run_mark = _run_marks.new_sandbox_mark()
+        self._run_numbers = itertools.count(1)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -309,10 +344,45 @@ class Sandbox(ABC):
         )
         return spec, out, err
 
+    def _next_mark(self) -> str:
+        return _run_marks.command_mark(self._run_mark, next(self._run_numbers))
+
     async def _spawn_tracked(self, spec: SpawnSpec) -> RunningCommand:
-        running = await self._spawn(spec)
+        mark = self._next_mark()
+        spec.env = {**spec.env, _run_marks.RUN_ENV: mark}
+        running = _MarkedCommand(await self._spawn(spec), self, mark)
         self._running.add(running)
         return running
+
+    async def _end_marked(self, mark: str) -> None:
+        """End every process holding `mark` (a command's, or the sandbox's for all of them).
+        Failures are logged, not raised: this runs while something else is being ended."""
+        try:
+            with anyio.fail_after(SWEEP_TIMEOUT):
+                await self._sweep(mark)
+        except Exception as exc:
+            log.warning("sandbox %s: could not search for leftover processes of %s: %s",
+                        self.name, mark, exc)
+
+    async def _sweep(self, mark: str) -> None:
+        """Backend hook: kill every process in the sandbox whose environment holds `mark`
+        (`_run_marks.grep_pattern`). The default runs the sweep script as a command."""
+        spec = SpawnSpec(
+            argv=["sh", "-c", _run_marks.SWEEP_SCRIPT, "sh", _run_marks.grep_pattern(mark)],
+            cwd="/",
+            env={},
+            sudo=False,
+            stdin=None,
+            stdout=_discard,
+            stderr=_discard,
+            display="sandlot: end leftover processes",
+        )
+        running = await self._spawn(spec)
+        try:
+            await running.wait()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await running.kill()
 
     async def exec(
         self,
@@ -418,7 +488,7 @@ class Sandbox(ABC):
         return await self._interactive(
             args,
             cwd=workdir,
-            env=checked_env,
+            env={**checked_env, _run_marks.RUN_ENV: self._next_mark()},
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
@@ -475,10 +545,13 @@ class Sandbox(ABC):
                 return
             self._closed = True
             with anyio.CancelScope(shield=True):
+                # Everything any command started, by the sandbox's mark, in one search.
+                await self._end_marked(self._run_mark)
                 for running in list(self._running):
+                    inner = running.inner if isinstance(running, _MarkedCommand) else running
                     # The backend's own close reports what matters.
                     with contextlib.suppress(Exception):
-                        await running.kill()
+                        await inner.kill()
                 self._running.clear()
                 await self._close()
 

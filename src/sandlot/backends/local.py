@@ -21,7 +21,7 @@ from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .. import _shell
+from .. import _run_marks, _shell
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty
 from .._tree import remove_tree
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
@@ -206,15 +206,24 @@ class LocalSandbox(Sandbox):
 
     async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
         stdin = asyncio.subprocess.PIPE if spec.stdin is not None else asyncio.subprocess.DEVNULL
+        env = self._env
+        mark = spec.env.get(_run_marks.RUN_ENV)
+        if mark is not None:  # marked from the first instruction, not only after the prelude
+            env = {**env, _run_marks.RUN_ENV: mark}
         proc = await asyncio.create_subprocess_exec(
             *self._wrap(spec.shell_line()),
             stdin=stdin,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=self._env,
+            env=env,
             start_new_session=True,
         )
         return _LocalCommand(proc, spec)
+
+    async def _sweep(self, mark: str) -> None:
+        # The sandbox's processes are this host's (under bwrap too: its PID namespace is a
+        # child of ours), so /proc here sees them all.
+        await _run_marks.host_sweep(mark)
 
     async def _interactive(
         self,

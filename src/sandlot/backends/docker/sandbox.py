@@ -21,10 +21,10 @@ from typing import BinaryIO
 
 import anyio
 
-from ... import _shell
+from ... import _run_marks, _shell
 from ..._host_io import feed_stdin
 from ...errors import CleanupError, ProviderError, SandboxGoneError
-from ...sandbox import RunningCommand, Sandbox, SpawnSpec
+from ...sandbox import SWEEP_TIMEOUT, RunningCommand, Sandbox, SpawnSpec
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions, OnClose
 
@@ -305,6 +305,13 @@ class DockerSandbox(Sandbox):
         await self.cli.run(
             "exec", "-u", "0", self.container_id, "sh", "-c", 'kill -KILL -"$1"', "sh", str(pid),
             timeout=30,
+        )  # fmt: skip
+
+    async def _sweep(self, mark: str) -> None:
+        """As root, so processes a command started through sudo are found too."""
+        await self.cli.run(
+            "exec", "-u", "0", self.container_id, "sh", "-c", _run_marks.SWEEP_SCRIPT, "sh",
+            _run_marks.grep_pattern(mark), timeout=SWEEP_TIMEOUT,
         )  # fmt: skip
 
     async def ensure_running(self, what: str) -> None:

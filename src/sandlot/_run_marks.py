@@ -1,0 +1,120 @@
+"""Run marks: how sandlot finds every process a command started, even ones that left its group.
+
+A process group is easy to leave (`setsid`, a double fork, `setpgid`), so killing a command's
+group does not end a daemon it spawned. The environment is inherited by every descendant
+whatever its session or group, so each command runs with `SANDLOT_RUN=<sandbox mark>-<n>`;
+ending a command (timeout, cancellation, `kill()`) also kills every process whose environment
+holds that exact mark, and closing a sandbox every process holding the sandbox's mark. The
+search repeats until a round finds nothing, so a process forking as fast as it can is caught
+too. A process that replaces its own environment (`env -i`, `execve` with a fresh one) is not
+found: see adr/0020.
+
+Local sandboxes search the host's /proc here in Python; remote ones run `SWEEP_SCRIPT` (POSIX
+sh with grep; busybox is enough) inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import secrets
+import signal
+
+#: The environment variable every command runs with.
+RUN_ENV = "SANDLOT_RUN"
+
+#: Rounds of search-and-kill before giving up (a round that finds nothing ends it at once).
+ROUNDS = 50
+_ROUND_PAUSE = 0.02
+
+_MARK = re.compile(r"[0-9a-f]{12}(?:-[0-9]+)?\Z")
+
+
+def new_sandbox_mark() -> str:
+    """A random mark for one sandbox; command marks are `<it>-<n>`."""
+    return secrets.token_hex(6)
+
+
+def command_mark(sandbox_mark: str, number: int) -> str:
+    return f"{sandbox_mark}-{number}"
+
+
+def grep_pattern(mark: str) -> str:
+    """The extended regex matching the environment entry of `mark`: a command mark matches
+    exactly, a bare sandbox mark matches every command of that sandbox."""
+    if not _MARK.match(mark):
+        raise ValueError(f"not a run mark: {mark!r}")
+    suffix = "" if "-" in mark else "-[0-9]+"
+    return f"^{RUN_ENV}={mark}{suffix}$"
+
+
+def _matches(entries: list[bytes], mark: str) -> bool:
+    wanted = f"{RUN_ENV}={mark}".encode()
+    if "-" in mark:
+        return wanted in entries
+    prefix = wanted + b"-"
+    return any(entry.startswith(prefix) for entry in entries)
+
+
+def host_pids(mark: str) -> list[int]:
+    """Processes on this host whose environment holds `mark` (see `grep_pattern`)."""
+    found: list[int] = []
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                entries = handle.read().split(b"\0")
+        except OSError:  # gone, or not ours to read
+            continue
+        if _matches(entries, mark):
+            found.append(int(name))
+    return found
+
+
+async def host_sweep(mark: str) -> int:
+    """SIGKILL every host process holding `mark` until none is left; how many were killed."""
+    killed = 0
+    for _ in range(ROUNDS):
+        pids = host_pids(mark)
+        if not pids:
+            return killed
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                continue
+        await asyncio.sleep(_ROUND_PAUSE)
+    return killed
+
+
+# $1 is `grep_pattern(mark)`. `grep -z` reads NUL-separated entries in one process per round;
+# a grep without -z (old busybox) gets each environment through `tr`. The script skips itself;
+# zombies have an empty environment and never match.
+SWEEP_SCRIPT = r"""
+pat=$1; me=$$; z=
+if printf 'x\000' | grep -qz x 2>/dev/null; then z=1; fi
+n=0
+while [ "$n" -lt 50 ]; do
+  n=$((n + 1)); pids=
+  if [ -n "$z" ]; then
+    for e in $(grep -lszE "$pat" /proc/[0-9]*/environ 2>/dev/null); do
+      p=${e#/proc/}; pids="$pids ${p%/environ}"
+    done
+  else
+    for e in /proc/[0-9]*/environ; do
+      tr '\000' '\n' < "$e" 2>/dev/null | grep -qE "$pat" || continue
+      p=${e#/proc/}; pids="$pids ${p%/environ}"
+    done
+  fi
+  live=
+  for p in $pids; do [ "$p" = "$me" ] || live="$live $p"; done
+  [ -z "$live" ] && exit 0
+  kill -KILL $live 2>/dev/null
+  sleep 0.02 2>/dev/null || sleep 1
+done
+exit 1
+"""

@@ -165,3 +165,24 @@ async def test_retries_are_bounded(fake: FakeDeployment, tmp_path: Path) -> None
         await provider.create()
     assert 2 <= recorder.verbs().count("create") <= retry.MAX_ATTEMPTS
     assert _listed(fake) == []
+
+
+async def test_no_session_token_in_report_logs_or_errors(
+    fake: FakeDeployment, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    fake.fake.fail_next_build("terraform apply: exit status 1", workspace="fan-1")
+    fake.fake.fail_api_transiently("create", "rate_limited", times=1)
+
+    async def job(sandbox: Sandbox, slot: Slot) -> str:
+        return (await sandbox.exec("echo ok", check=True)).stdout
+
+    report = await fanout.run(job, _factory(fake), n=2, max_parallel=2)
+    assert [o.stage for o in report.outcomes] == [Stage.DONE, Stage.FAILED]
+    text = "\n".join([
+        json.dumps(report.to_json()), repr(report), caplog.text,
+        *(f"{o.error!r} {o.error}" for o in report.outcomes),
+    ])
+    token = fake.token
+    leaked = [token[i : i + 12] for i in range(len(token) - 11) if token[i : i + 12] in text]
+    assert not leaked, leaked

@@ -187,3 +187,15 @@ def test_server_token_does_not_reach_the_sandbox(root: Path) -> None:
         assert token[:12] not in shown and token[-12:] not in shown
         serve.proc.send_signal(signal.SIGTERM)
         assert serve.proc.wait(60) == 0, serve.output
+
+
+def test_a_deep_tree_made_by_a_run_is_removed_at_shutdown(root: Path) -> None:
+    require_binary("bash")
+    with sandlot_serve(root, "--mode", "shell") as serve:
+        url = url_of(serve.wait_for("listening on"))
+        deep = "d=.; for i in $(seq 1000); do d=$d/x; done; mkdir -p $d && echo made"
+        answer = httpx.post(f"{url}/execute", json={"code": deep}, timeout=120)
+        assert answer.json()["stdout"] == "made\n", answer.text
+        serve.proc.send_signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0, serve.output
+    assert list(root.iterdir()) == [], "the worktree with a 1,000-level tree was left"

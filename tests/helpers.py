@@ -27,3 +27,33 @@ def require_binary(name: str, hint: str = "") -> str:
     require(path is not None, f"{name} not on PATH{'; ' + hint if hint else ''}")
     assert path is not None
     return path
+
+
+def host_alive(pids: list[int]) -> list[int]:
+    """The pids that still run on this host (a zombie runs nothing)."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def host_tagged(tag: str) -> list[int]:
+    """Live host processes whose environment holds TEST_TAG=<tag>."""
+    wanted = f"TEST_TAG={tag}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                if wanted in handle.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return host_alive(found)

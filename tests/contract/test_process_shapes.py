@@ -10,7 +10,6 @@ carrying the test's own environment tag.
 
 from __future__ import annotations
 
-import os
 import uuid
 from types import ModuleType
 
@@ -18,6 +17,7 @@ import anyio
 import pytest
 
 from sandlot import IsolatedSandboxProvider, Sandbox
+from tests.helpers import host_alive, host_tagged
 
 pytestmark = pytest.mark.anyio
 
@@ -70,35 +70,6 @@ async def _recorded(sandbox: Sandbox, pid_file: str, count: int) -> list[int]:
             await anyio.sleep(0.1)
 
 
-def _host_alive(pids: list[int]) -> list[int]:
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            alive.append(pid)
-    return alive
-
-
-def _host_tagged(tag: str) -> list[int]:
-    """Live host processes whose environment holds TEST_TAG=<tag>."""
-    wanted = f"TEST_TAG={tag}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as handle:
-                if wanted in handle.read().split(b"\0"):
-                    found.append(int(name))
-        except OSError:
-            continue
-    return _host_alive(found)
-
-
 _ALIVE_SCRIPT = (
     'for p in "$@"; do s=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f1); '
     '[ -n "$s" ] && [ "$s" != Z ] && echo $p; done; true'
@@ -110,9 +81,9 @@ async def _survivors(
 ) -> list[int]:
     """Which of the shape's processes still run."""
     if not backend.SHARED_PIDS:  # bwrap: the recorded pids are namespaced
-        return _host_tagged(tag)
+        return host_tagged(tag)
     if sandbox is None or sandbox.closed:  # after close: host-visible backends only
-        return _host_alive(pids) + _host_tagged(tag)
+        return host_alive(pids) + host_tagged(tag)
     got = await sandbox.exec(["sh", "-c", _ALIVE_SCRIPT, "sh", *map(str, pids)], check=True)
     return [int(x) for x in got.stdout.split()]
 

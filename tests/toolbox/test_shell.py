@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+from types import ModuleType
+
 import anyio
 import pytest
 
@@ -9,6 +12,7 @@ from sandlot import Sandbox
 from sandlot.errors import ToolError
 from sandlot.tools import Toolbox
 from sandlot.workspaces import WorkspaceSet
+from tests.helpers import host_tagged
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +87,43 @@ async def test_unknown_shells_and_closing(box: Toolbox) -> None:
     started = await box.bash("sleep 60", background=True, workspace="primary")
     await box.aclose()
     assert (await box.bash_output(started.shell_id or "")).status == "killed"
+
+
+
+_ESCAPER = ("export TEST_TAG={tag}; "
+            "setsid sh -c 'echo $$ > escaped.pid; exec sleep 600' & "
+            "( sh -c 'echo $$ > forked.pid; exec sleep 600' & ); sleep 100")
+
+
+async def _alive(backend: ModuleType, box: Toolbox, tag: str) -> str:
+    if not backend.SHARED_PIDS:  # bwrap: each command has its own PID namespace
+        return " ".join(map(str, host_tagged(tag)))
+    probe = await box.bash(
+        "for f in escaped.pid forked.pid; do p=$(cat $f); "
+        "s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f1); "
+        "[ -n \"$s\" ] && [ \"$s\" != Z ] && echo \"$f alive\"; done; true",
+        workspace="primary",
+    )
+    return probe.stdout
+
+
+async def test_bash_timeout_ends_what_escaped_the_group(backend: ModuleType, box: Toolbox) -> None:
+    tag = uuid.uuid4().hex
+    with anyio.fail_after(60):
+        result = await box.bash(_ESCAPER.format(tag=tag), timeout=1.5, workspace="primary")
+    assert result.timed_out
+    assert await _alive(backend, box, tag) == ""
+
+
+async def test_kill_shell_ends_what_escaped_the_group(backend: ModuleType, box: Toolbox) -> None:
+    tag = uuid.uuid4().hex
+    started = await box.bash(_ESCAPER.format(tag=tag), background=True, workspace="primary")
+    assert started.shell_id is not None
+    with anyio.fail_after(30):
+        # Polls the sandbox: nothing signals when the background shell has forked.
+        while "forked" not in (await box.bash("ls", workspace="primary")).stdout:  # noqa: ASYNC110
+            await anyio.sleep(0.1)
+    with anyio.fail_after(60):
+        killed = await box.kill_shell(started.shell_id)
+    assert killed.status == "killed"
+    assert await _alive(backend, box, tag) == ""

@@ -9,13 +9,14 @@ directories -- behind one async interface.
 Blocking scripts use `sandlot.sync.session(provider)` instead.
 """
 
-from . import fanout
+from . import fanout, git
 from .backends.coder import CoderAttachOptions, CoderCreateOptions, coder
 from .backends.docker import DockerMount, DockerOptions, DockerProvider, docker
 from .backends.local import LocalOptions, LocalProvider, local
 from .config import ProviderConfig, parse_config, provider_from_config, provider_from_env
 from .errors import (
     BackendUnavailableError,
+    BranchExistsError,
     CleanupError,
     CoderAgentError,
     CoderAgentSelectionError,
@@ -31,11 +32,17 @@ from .errors import (
     ConfigurationError,
     ConnectionLostError,
     EditMatchError,
+    GitDestinationError,
+    GitError,
+    GitNotFoundError,
+    GitRefNotFoundError,
     HostPathNotFoundError,
     ImageNotFoundError,
+    InvalidBranchNameError,
     InvalidEnvError,
     InvalidPathError,
     InvalidTokenError,
+    NotAGitRepositoryError,
     NotReadError,
     PathOutsideWorkspaceError,
     ProviderError,
@@ -44,6 +51,7 @@ from .errors import (
     RuntimeNotFoundError,
     SandboxClosed,
     SandboxGoneError,
+    SandboxRepositoryError,
     SandboxStartError,
     SandlotError,
     ServerAuthError,
@@ -66,6 +74,7 @@ from .sandbox import ExecResult, Process, Sandbox
 
 __all__ = [
     "BackendUnavailableError",
+    "BranchExistsError",
     "CleanupError",
     "CoderAgentError",
     "CoderAgentSelectionError",
@@ -87,14 +96,20 @@ __all__ = [
     "DockerProvider",
     "EditMatchError",
     "ExecResult",
+    "GitDestinationError",
+    "GitError",
+    "GitNotFoundError",
+    "GitRefNotFoundError",
     "HostPathNotFoundError",
     "ImageNotFoundError",
+    "InvalidBranchNameError",
     "InvalidEnvError",
     "InvalidPathError",
     "InvalidTokenError",
     "IsolatedSandboxProvider",
     "LocalOptions",
     "LocalProvider",
+    "NotAGitRepositoryError",
     "NotReadError",
     "PathOutsideWorkspaceError",
     "Process",
@@ -106,6 +121,7 @@ __all__ = [
     "Sandbox",
     "SandboxClosed",
     "SandboxGoneError",
+    "SandboxRepositoryError",
     "SandboxStartError",
     "SandlotError",
     "ServerAuthError",
@@ -125,6 +141,7 @@ __all__ = [
     "coder",
     "docker",
     "fanout",
+    "git",
     "local",
     "parse_config",
     "provider_from_config",

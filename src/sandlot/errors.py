@@ -344,6 +344,46 @@ class NoTestRunError(VerifyError):
     """`last_test_failures` / `run_failing_tests` found no earlier report to work from."""
 
 
+# --- The git round trip (sandlot.git): a repository in, the agent's commits back. ---
+
+
+class GitError(SandlotError):
+    """A git round trip step failed; `stderr` holds the tail of what git printed."""
+
+    def __init__(self, message: str, *, stderr: str = "") -> None:
+        self.stderr = _tail(stderr)
+        detail = f"\ngit said (tail):\n{self.stderr}" if self.stderr else ""
+        super().__init__(message + detail)
+
+
+class GitNotFoundError(GitError):
+    """git is not installed where it is needed (the sandbox image or template, or the host)."""
+
+
+class NotAGitRepositoryError(GitError, ConfigurationError):
+    """The host path given as `repo` is not inside a git repository."""
+
+
+class GitRefNotFoundError(GitError, ConfigurationError):
+    """The ref to push in does not name a commit of the host repository."""
+
+
+class InvalidBranchNameError(GitError, ConfigurationError):
+    """A branch name git would refuse (or that could be read as an option)."""
+
+
+class BranchExistsError(GitError):
+    """`pull_out` would overwrite an existing host branch; pass force=True to allow it."""
+
+
+class SandboxRepositoryError(GitError):
+    """The repository in the sandbox is missing, or its base ref (refs/sandlot/base) is gone."""
+
+
+class GitDestinationError(GitError, ConfigurationError):
+    """`push_in` was pointed at a sandbox directory that already holds files."""
+
+
 # --- The coder backend (sandlot.coder). Each is a subclass of the generic kind above, so code
 # that only knows the generic kinds still catches them. ---
 

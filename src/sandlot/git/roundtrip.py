@@ -1,0 +1,462 @@
+"""The git round trip: a host repository into a sandbox, the agent's commits back as a branch.
+
+push_in builds the sandbox's repository on the host, in a temporary directory (fetch of the one
+commit wanted, `depth` honoured, nothing else: no remote, no host path, no credential in its
+config), then copies its `.git` into the sandbox as ONE tar stream and checks the branch out
+there. pull_out bundles the commits made since `refs/sandlot/base` inside the sandbox, copies the
+bundle out, fetches its objects into the host repository and creates the branch with
+`git update-ref`: the only host write that is not an object. See adr/0021.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import _shell
+from ..errors import (
+    BranchExistsError,
+    ConfigurationError,
+    GitDestinationError,
+    GitError,
+    GitNotFoundError,
+    GitRefNotFoundError,
+    SandboxRepositoryError,
+)
+from ..sandbox import Sandbox
+from .host import check_branch_name, git, toplevel
+
+BASE_REF = "refs/sandlot/base"
+DEFAULT_BRANCH = "sandlot"
+_SYNTHETIC = {
+    "GIT_AUTHOR_NAME": "sandlot", "GIT_AUTHOR_EMAIL": "sandlot@sandbox.invalid",
+    "GIT_COMMITTER_NAME": "sandlot", "GIT_COMMITTER_EMAIL": "sandlot@sandbox.invalid",
+}  # fmt: skip
+GIT_MISSING = 127
+#: Largest patch diff() returns (a bigger one is a typed error: use pull_out).
+DIFF_LIMIT = 64 << 20
+_DEST_NOT_EMPTY = 3
+_NO_REPOSITORY = 4
+_NO_BASE = 5
+_INSTALL = (
+    "install git in the sandbox: add it to the Docker image (e.g. apt-get install -y git) or to "
+    "the Coder template; a local sandbox uses the host's git"
+)
+
+
+@dataclass(frozen=True)
+class GitCheckout:
+    """What push_in made: the repository at `path`, on `branch`, at `commit`.
+
+    `base` (also `refs/sandlot/base` in the sandbox) is where pull_out counts new commits from:
+    `commit`, or the extra commit holding uncommitted host changes when `snapshot` is true."""
+
+    path: str
+    branch: str
+    commit: str
+    base: str
+    snapshot: bool = False
+    depth: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    author: str
+    email: str
+    date: str
+    subject: str
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One changed path: `status` is git's letter (A, M, D, R, T, ...); `old_path` for renames."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
+class PullResult:
+    """What came back. `branch` is None when there was nothing new (no branch was written)."""
+
+    branch: str | None
+    head: str
+    base: str
+    commits: list[Commit]
+    files: list[FileChange]
+    uncommitted: list[str]
+    committed_uncommitted: bool = False
+    rewritten: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str
+    added: int | None  # None: a binary file
+    deleted: int | None
+
+
+@dataclass(frozen=True)
+class GitDiff:
+    """The sandbox's work (commits and uncommitted changes) against the base, as one patch."""
+
+    base: str
+    patch: str
+    files: list[FileStat]
+
+
+# ---- push_in ---------------------------------------------------------------------------------
+
+_PREFLIGHT = r"""
+command -v git >/dev/null 2>&1 || exit 127
+mkdir -p -- "$1" || exit 1
+[ -z "$(ls -A -- "$1")" ] || exit 3
+"""
+
+_CHECKOUT = r"""
+cd -- "$1" || exit 1
+git reset -q --hard || exit 1
+if [ -z "$(git config user.email)" ]; then
+  git config user.name sandlot && git config user.email sandlot@sandbox.invalid
+fi
+"""
+
+
+async def push_in(
+    sandbox: Sandbox,
+    repo: str = ".",
+    ref: str = "HEAD",
+    dest: str | None = None,
+    *,
+    depth: int | None = None,
+    include_uncommitted: bool = False,
+    branch: str = DEFAULT_BRANCH,
+) -> GitCheckout:
+    """Put the host repository's `ref` into the sandbox at `dest` (default: the worktree),
+    checked out on `branch`. `dest` must be empty or missing."""
+    root = await toplevel(repo)
+    await check_branch_name(root, branch)
+    if depth is not None and (not isinstance(depth, int) or depth < 1):
+        raise ConfigurationError(f"depth must be a positive int or None, got {depth!r}")
+    commit = await _resolve(root, ref)
+    base, snapshot = commit, False
+    if include_uncommitted:
+        if commit != await _resolve(root, "HEAD"):
+            raise ConfigurationError(
+                "include_uncommitted=True brings the work tree's changes, which sit on HEAD; "
+                f"ref={ref!r} is another commit: push HEAD, or leave include_uncommitted off"
+            )
+        base, snapshot = await _snapshot(root, commit)
+    notes = await _limitations(root, base)
+    where = _shell.validate_sandbox_path(dest or sandbox.worktree, "push_in destination")
+    ready = await sandbox.exec(["sh", "-c", _PREFLIGHT, "sh", where])
+    if ready.exit_code == GIT_MISSING:
+        raise GitNotFoundError(f"git is not installed in sandbox {sandbox.name!r}: {_INSTALL}")
+    if ready.exit_code == _DEST_NOT_EMPTY:
+        raise GitDestinationError(
+            f"push_in destination {where} is not empty; give an empty or new directory as dest="
+        )
+    if ready.exit_code != 0:
+        raise GitError(f"cannot prepare {where} in the sandbox", stderr=ready.stderr)
+    with tempfile.TemporaryDirectory(prefix="sandlot-git-") as tmp:
+        staging = Path(tmp) / "repo"
+        await _build(root, staging, base, branch, depth)
+        try:
+            await sandbox.copy_in(staging / ".git", posixpath.join(where, ".git"))
+            done = await sandbox.exec(["sh", "-c", _CHECKOUT, "sh", where])
+            if done.exit_code != 0:
+                raise GitError(f"checking out {branch} in {where} failed", stderr=done.stderr)
+        except BaseException:
+            await sandbox.exec(["rm", "-rf", "--", posixpath.join(where, ".git")])
+            raise
+    return GitCheckout(path=where, branch=branch, commit=commit, base=base, snapshot=snapshot,
+                       depth=depth, notes=notes)
+
+
+async def _resolve(root: Path, ref: str) -> str:
+    if not ref or "\0" in ref:
+        raise GitRefNotFoundError(f"ref {ref!r} is empty or holds a NUL byte")
+    found = await git(root, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                      f"{ref}^{{commit}}", check=False)
+    if found.code != 0:
+        raise GitRefNotFoundError(
+            f"{ref!r} does not name a commit in {root}; check it with `git rev-parse {ref}`",
+            stderr=found.stderr,
+        )
+    return found.text.strip()
+
+
+async def _snapshot(root: Path, head: str) -> tuple[str, bool]:
+    """A commit on `head` holding tracked changes and untracked, non-ignored files, made with
+    a temporary index: the host's index, work tree and refs are not touched."""
+    with tempfile.TemporaryDirectory(prefix="sandlot-index-") as tmp:
+        index = Path(tmp) / "index"
+        real = Path((await git(root, "rev-parse", "--git-path", "index")).text.strip())
+        real = real if real.is_absolute() else root / real
+        if real.exists():
+            index.write_bytes(real.read_bytes())
+        env = {"GIT_INDEX_FILE": str(index)}
+        await git(root, "add", "-A", env=env, what="reading the work tree's changes")
+        tree = (await git(root, "write-tree", env=env)).text.strip()
+    if tree == (await git(root, "rev-parse", f"{head}^{{tree}}")).text.strip():
+        return head, False
+    made = await git(root, "commit-tree", tree, "-p", head, "-m",
+                     "sandlot: uncommitted changes brought in by push_in", env=_SYNTHETIC)
+    return made.text.strip(), True
+
+
+async def _limitations(root: Path, commit: str) -> list[str]:
+    notes: list[str] = []
+    listing = await git(root, "ls-tree", "-r", "-z", "--full-tree", commit)
+    for entry in listing.stdout.split(b"\0"):
+        if entry.startswith(b"160000 "):
+            path = entry.split(b"\t", 1)[1].decode("utf-8", "replace")
+            notes.append(f"submodule {path} is not brought in (only its commit id is)")
+    attributes = await git(root, "show", f"{commit}:.gitattributes", check=False)
+    if attributes.code == 0 and b"filter=lfs" in attributes.stdout:
+        notes.append("Git LFS files arrive as pointer files (run `git lfs pull` in the sandbox)")
+    return notes
+
+
+async def _build(root: Path, staging: Path, commit: str, branch: str, depth: int | None) -> None:
+    staging.mkdir()
+    await git(staging, "init", "-q", what="making the sandbox repository")
+    fetch = ["fetch", "-q", "--no-tags", "--no-write-fetch-head"]
+    if depth is not None:
+        fetch.append(f"--depth={depth}")
+    await git(staging, *fetch, str(root), commit, what=f"fetching {commit[:12]}")
+    await git(staging, "update-ref", f"refs/heads/{branch}", commit)
+    await git(staging, "update-ref", BASE_REF, commit)
+    await git(staging, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    for sample in (staging / ".git" / "hooks").glob("*.sample"):
+        sample.unlink()
+
+
+# ---- pull_out --------------------------------------------------------------------------------
+
+_STATE = r"""
+command -v git >/dev/null 2>&1 || exit 127
+cd -- "$1" 2>/dev/null && [ -d .git ] || exit 4
+base=$(git rev-parse -q --verify "refs/sandlot/base^{commit}") || exit 5
+if [ -n "$2" ] && [ -n "$(git status --porcelain)" ]; then
+  git add -A && git -c user.name="$(git config user.name || echo sandlot)" \
+    -c user.email="$(git config user.email || echo sandlot@sandbox.invalid)" \
+    commit -q -m "$2" || exit 1
+  echo committed
+else
+  echo kept
+fi
+echo "$base"
+git rev-parse HEAD
+if git merge-base --is-ancestor "$base" HEAD; then echo ancestor; else echo rewritten; fi
+git status --porcelain=v1 -z --untracked-files=all
+"""
+
+_BUNDLE = r"""
+cd -- "$1" || exit 1
+git bundle create -q .git/sandlot-out.bundle HEAD "^$2" || exit 1
+"""
+
+
+async def pull_out(
+    sandbox: Sandbox,
+    repo: str = ".",
+    branch: str = "sandlot/work",
+    *,
+    dest: str | None = None,
+    commit_uncommitted: str | None = None,
+    force: bool = False,
+) -> PullResult:
+    """Bring the commits made in the sandbox since its base back as host branch `branch`.
+
+    Only refs are written on the host (objects, then `branch`); the checked-out branch, index
+    and work tree are never touched. Uncommitted sandbox work is committed first when
+    `commit_uncommitted` is a message, else listed in `uncommitted`."""
+    root = await toplevel(repo)
+    await check_branch_name(root, branch)
+    full = f"refs/heads/{branch}"
+    exists = (await git(root, "show-ref", "--verify", "--quiet", full, check=False)).code == 0
+    if exists and not force:
+        raise BranchExistsError(
+            f"branch {branch!r} already exists in {root}; choose another name or pass "
+            "force=True to move it"
+        )
+    await _refuse_checked_out(root, full)
+    where = _shell.validate_sandbox_path(dest or sandbox.worktree, "pull_out source")
+    message = commit_uncommitted or ""
+    if "\0" in message:
+        raise ConfigurationError("commit_uncommitted holds a NUL byte")
+    state = await sandbox.exec(["sh", "-c", _STATE, "sh", where, message])
+    if state.exit_code == GIT_MISSING:
+        raise GitNotFoundError(f"git is not installed in sandbox {sandbox.name!r}: {_INSTALL}")
+    if state.exit_code == _NO_REPOSITORY:
+        raise SandboxRepositoryError(
+            f"there is no git repository at {where} in the sandbox (deleted, or push_in put it "
+            "elsewhere: pass the same dest=)", stderr=state.stderr,
+        )
+    if state.exit_code == _NO_BASE:
+        raise SandboxRepositoryError(
+            f"the repository at {where} has no {BASE_REF} (was it made by push_in? was the ref "
+            "deleted?); without it sandlot cannot tell which commits are new",
+            stderr=state.stderr,
+        )
+    if state.exit_code != 0:
+        raise GitError(f"reading the sandbox repository at {where} failed", stderr=state.stderr)
+    lines = state.stdout.split("\n", 4)
+    committed, base, head, ancestry = (line.strip() for line in lines[:4])
+    uncommitted = _status_paths(lines[4] if len(lines) > 4 else "")
+    notes: list[str] = []
+    rewritten = ancestry == "rewritten"
+    if rewritten:
+        notes.append("the sandbox rewrote history: the base is no longer an ancestor of its HEAD")
+    if uncommitted:
+        notes.append(f"{len(uncommitted)} uncommitted path(s) in the sandbox were not brought "
+                     "back; pass commit_uncommitted='message' to include them")
+    if head == base:
+        return PullResult(branch=None, head=head, base=base, commits=[], files=[],
+                          uncommitted=uncommitted, committed_uncommitted=committed == "committed",
+                          notes=[*notes, "no new commits: no branch was written"])
+    await _fetch(sandbox, root, where, base, head)
+    if force:
+        await git(root, "update-ref", "-m", "sandlot pull_out", full, head)
+    else:
+        await git(root, "update-ref", "-m", "sandlot pull_out", full, head, "",
+                  what=f"creating branch {branch}")
+    return PullResult(
+        branch=branch, head=head, base=base, commits=await _commits(root, base, head),
+        files=await _files(root, base, head), uncommitted=uncommitted,
+        committed_uncommitted=committed == "committed", rewritten=rewritten, notes=notes,
+    )
+
+
+def _status_paths(porcelain: str) -> list[str]:
+    """Paths of `git status --porcelain=v1 -z` (a rename's old path follows it: skipped)."""
+    fields = porcelain.split("\0")
+    paths: list[str] = []
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) > 3:
+            paths.append(entry[3:])
+            if entry[0] in "RC":
+                i += 1
+    return paths
+
+
+async def _refuse_checked_out(root: Path, full: str) -> None:
+    listing = await git(root, "worktree", "list", "--porcelain")
+    for line in listing.text.splitlines():
+        if line == f"branch {full}":
+            raise BranchExistsError(
+                f"branch {full.removeprefix('refs/heads/')!r} is checked out in a work tree of "
+                f"{root}; sandlot never moves a checked-out branch: pick another name"
+            )
+
+
+async def _fetch(sandbox: Sandbox, root: Path, where: str, base: str, head: str) -> None:
+    bundle = posixpath.join(where, ".git", "sandlot-out.bundle")
+    try:
+        made = await sandbox.exec(["sh", "-c", _BUNDLE, "sh", where, base])
+        if made.exit_code != 0:
+            raise GitError("bundling the sandbox's new commits failed", stderr=made.stderr)
+        with tempfile.TemporaryDirectory(prefix="sandlot-bundle-") as tmp:
+            local = Path(tmp) / "out.bundle"
+            await sandbox.copy_out(bundle, local)
+            await git(root, "bundle", "verify", "-q", str(local),
+                      what="checking the bundle against this repository")
+            # Objects only: no ref, no FETCH_HEAD. The branch is written by update-ref after.
+            await git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(local),
+                      head, what="fetching the sandbox's commits")
+    finally:
+        await sandbox.exec(["rm", "-f", "--", bundle])
+
+
+async def _commits(root: Path, base: str, head: str) -> list[Commit]:
+    out = await git(root, "log", "-z", "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s", f"^{base}",
+                    head)
+    commits = []
+    for record in out.text.split("\0"):
+        if record.strip():
+            sha, author, email, date, subject = record.strip("\n").split("\x1f", 4)
+            commits.append(Commit(sha, author, email, date, subject))
+    return commits
+
+
+async def _files(root: Path, base: str, head: str) -> list[FileChange]:
+    out = await git(root, "diff", "--name-status", "-z", "-M", base, head)
+    fields = out.text.split("\0")
+    changes: list[FileChange] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status[0] in "RC":
+            changes.append(FileChange(status[0], fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            changes.append(FileChange(status[0], fields[i + 1]))
+            i += 2
+    return changes
+
+
+# ---- diff ------------------------------------------------------------------------------------
+
+_DIFF = r"""
+command -v git >/dev/null 2>&1 || exit 127
+cd -- "$1" 2>/dev/null && [ -d .git ] || exit 4
+base=$(git rev-parse -q --verify "refs/sandlot/base^{commit}") || exit 5
+idx=.git/sandlot-diff-index
+cp .git/index "$idx" 2>/dev/null || rm -f "$idx"
+GIT_INDEX_FILE=$idx git add -A || { rm -f "$idx"; exit 1; }
+echo "$base"
+GIT_INDEX_FILE=$idx git diff --cached -z --numstat -M "$base"
+printf '\036'
+GIT_INDEX_FILE=$idx git diff --cached --binary -M "$base"
+rm -f "$idx"
+"""
+
+
+async def diff(sandbox: Sandbox, dest: str | None = None) -> GitDiff:
+    """The sandbox's work against its base (commits and uncommitted changes, untracked files
+    included) as a unified diff with binary patches, plus per-file line counts."""
+    where = _shell.validate_sandbox_path(dest or sandbox.worktree, "diff source")
+    done = await sandbox.exec(["sh", "-c", _DIFF, "sh", where], max_output=DIFF_LIMIT)
+    if done.exit_code == GIT_MISSING:
+        raise GitNotFoundError(f"git is not installed in sandbox {sandbox.name!r}: {_INSTALL}")
+    if done.exit_code in (_NO_REPOSITORY, _NO_BASE):
+        raise SandboxRepositoryError(
+            f"no push_in repository with {BASE_REF} at {where} in the sandbox",
+            stderr=done.stderr,
+        )
+    if done.exit_code != 0:
+        raise GitError(f"diffing the sandbox repository at {where} failed", stderr=done.stderr)
+    if done.stdout_truncated:
+        raise GitError(
+            f"the sandbox's diff is larger than {DIFF_LIMIT >> 20} MiB; bring the work back "
+            "with pull_out instead"
+        )
+    base, _, rest = done.stdout.partition("\n")
+    numstat, _, patch = rest.partition("\x1e")
+    return GitDiff(base=base.strip(), patch=patch, files=_numstat(numstat))
+
+
+def _numstat(text: str) -> list[FileStat]:
+    fields = text.split("\0")
+    stats: list[FileStat] = []
+    i = 0
+    while i < len(fields) and fields[i].strip():
+        added, deleted, path = fields[i].lstrip("\n").split("\t", 2)
+        if not path:  # a rename: the old and new paths follow as their own fields
+            path = fields[i + 2]
+            i += 3
+        else:
+            i += 1
+        stats.append(FileStat(path, None if added == "-" else int(added),
+                              None if deleted == "-" else int(deleted)))
+    return stats

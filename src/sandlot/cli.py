@@ -23,6 +23,7 @@ SUBCOMMANDS: list[str] = [
     "sandlot.commands.gc",
     "sandlot.commands.serve",
     "sandlot.commands.fanout_cmd",
+    "sandlot.commands.run_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

@@ -30,6 +30,7 @@ SUITES: dict[str, str] = {
     "coder_transfer": "bench.coder_transfer",
     "verify": "bench.verify_bench",
     "fanout": "bench.fanout_bench",
+    "git": "bench.git_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -10,6 +10,7 @@ bundle out, fetches its objects into the host repository and creates the branch 
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import tempfile
 from dataclasses import dataclass, field
@@ -279,15 +280,19 @@ async def pull_out(
     and work tree are never touched. Uncommitted sandbox work is committed first when
     `commit_uncommitted` is a message, else listed in `uncommitted`."""
     root = await toplevel(repo)
-    await check_branch_name(root, branch)
     full = f"refs/heads/{branch}"
-    exists = (await git(root, "show-ref", "--verify", "--quiet", full, check=False)).code == 0
+    # Independent host checks, at once: each is a git process.
+    _, shown, _ = await asyncio.gather(
+        check_branch_name(root, branch),
+        git(root, "show-ref", "--verify", "--quiet", full, check=False),
+        _refuse_checked_out(root, full),
+    )
+    exists = shown.code == 0
     if exists and not force:
         raise BranchExistsError(
             f"branch {branch!r} already exists in {root}; choose another name or pass "
             "force=True to move it"
         )
-    await _refuse_checked_out(root, full)
     where = _shell.validate_sandbox_path(dest or sandbox.worktree, "pull_out source")
     message = commit_uncommitted or ""
     if "\0" in message:
@@ -328,9 +333,10 @@ async def pull_out(
     else:
         await git(root, "update-ref", "-m", "sandlot pull_out", full, head, "",
                   what=f"creating branch {branch}")
+    commits, files = await asyncio.gather(_commits(root, base, head), _files(root, base, head))
     return PullResult(
-        branch=branch, head=head, base=base, commits=await _commits(root, base, head),
-        files=await _files(root, base, head), uncommitted=uncommitted,
+        branch=branch, head=head, base=base, commits=commits, files=files,
+        uncommitted=uncommitted,
         committed_uncommitted=committed == "committed", rewritten=rewritten, notes=notes,
     )
 
@@ -369,9 +375,8 @@ async def _fetch(sandbox: Sandbox, root: Path, where: str, base: str, head: str)
         with tempfile.TemporaryDirectory(prefix="sandlot-bundle-") as tmp:
             local = Path(tmp) / "out.bundle"
             await sandbox.copy_out(bundle, local)
-            await git(root, "bundle", "verify", "-q", str(local),
-                      what="checking the bundle against this repository")
-            # Objects only: no ref, no FETCH_HEAD. The branch is written by update-ref after.
+            # Objects only (fetch checks the bundle's prerequisites itself): no ref, no
+            # FETCH_HEAD. The branch is written by update-ref after.
             await git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(local),
                       head, what="fetching the sandbox's commits")
     finally:

@@ -149,3 +149,44 @@ def test_third_ctrl_c_abandons_cleanup_and_says_what_may_be_left(tmp_path: Path)
                     **os.environ, **fake.env()}, capture_output=True, check=False)
             time.sleep(0.5)
         assert fake.workspaces() == []
+
+
+def test_repo_each_sandbox_commits_come_back_as_its_own_branch(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git_env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.org",
+               "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.org"}
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "base"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=git_env)
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sandlot", "fanout", "-n", "3", "--repo", str(repo),
+         "--branch-prefix", "try/", "--commit-uncommitted", "attempt", "--report", str(report),
+         "--", "echo $SANDLOT_FANOUT_INDEX > answer.txt; test $SANDLOT_FANOUT_INDEX != 2"],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr  # sandbox 2's command failed
+    for index in range(3):  # ... and still, every sandbox's work came back
+        shown = subprocess.run(["git", "-C", str(repo), "show", f"try/{index}:answer.txt"],
+                               capture_output=True, text=True, check=True)
+        assert shown.stdout == f"{index}\n"
+    data = json.loads(report.read_text())
+    assert [s["git"]["branch"] for s in data["sandboxes"]] == ["try/0", "try/1", "try/2"]
+    assert data["sandboxes"][0]["git"]["commits"] == ["attempt"]
+    assert "[1] branch try/1: 1 commit(s)" in proc.stderr
+    head = subprocess.run(["git", "-C", str(repo), "symbolic-ref", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout
+    assert head == "refs/heads/main\n"
+
+
+def test_repo_with_a_bad_branch_prefix_makes_no_sandbox(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sandlot", "fanout", "-n", "2", "--repo", str(repo),
+         "--branch-prefix", "bad..name", "--", "true"],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 1
+    assert "not a valid branch name" in proc.stderr
+    assert "creating" not in proc.stderr

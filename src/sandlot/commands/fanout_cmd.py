@@ -20,11 +20,12 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from .. import progress
+from .. import git, progress
 from ..cli import add_provider_arguments, provider_from_args
 from ..fanout import DEFAULT_MAX_PARALLEL, FanoutReport, Slot, run
 from ..fanout.display import LiveView, leftovers, summary
 from ..fanout.models import FanoutEvent, Stage
+from ..git import host as git_host
 from ..sandbox import ExecResult, Sandbox
 
 #: Bytes of each stream's tail kept per sandbox for the report.
@@ -63,6 +64,19 @@ def register(subparsers: Any) -> None:
         "--copy-in", metavar="DIR", help="host directory copied into each worktree first"
     )
     parser.add_argument(
+        "--repo", metavar="PATH",
+        help="git repository put into each sandbox (its HEAD); each sandbox's commits come back "
+        "as its own branch, --branch-prefix + index",
+    )  # fmt: skip
+    parser.add_argument(
+        "--branch-prefix", default="sandlot/try-",
+        help="with --repo: branch names are this plus the sandbox index (default sandlot/try-)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--commit-uncommitted", metavar="MESSAGE",
+        help="with --repo: commit what the command left uncommitted, with this message",
+    )  # fmt: skip
+    parser.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
     )
     parser.add_argument("--timeout", type=float, help="seconds before each command is ended")
@@ -87,6 +101,13 @@ async def run_command(args: argparse.Namespace) -> int:
         return _usage_error(f"-n must be at least 1, got {args.n}")
     if args.copy_in and not Path(args.copy_in).is_dir():
         return _usage_error(f"--copy-in {args.copy_in!r} is not a directory")
+    if args.repo and args.copy_in:
+        return _usage_error("--repo and --copy-in both fill the worktree; give one of them")
+    if args.repo:
+        # Every branch name is checked before any sandbox exists.
+        root = await git_host.toplevel(args.repo)
+        for index in range(args.n):
+            await git_host.check_branch_name(root, f"{args.branch_prefix}{index}")
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -96,18 +117,32 @@ async def run_command(args: argparse.Namespace) -> int:
     provider = provider_from_args(args)
     command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
     results: dict[int, ExecResult] = {}
+    branches: dict[int, dict[str, Any]] = {}
 
     async def job(sandbox: Sandbox, slot: Slot) -> int:
+        cwd = None
         if args.copy_in:
             await sandbox.copy_in(args.copy_in, sandbox.worktree)
+        if args.repo:
+            cwd = (await git.push_in(sandbox, repo=args.repo)).path
         result = await sandbox.exec(
             command,
+            cwd=cwd,
             env={**env, "SANDLOT_FANOUT_INDEX": str(slot.index),
                  "SANDLOT_FANOUT_LABEL": slot.label},
             timeout=args.timeout,
             max_output=REPORT_TAIL,
         )
         results[slot.index] = result
+        if args.repo:  # the work comes back whether or not the command succeeded
+            back = await git.pull_out(sandbox, repo=args.repo,
+                                      branch=f"{args.branch_prefix}{slot.index}",
+                                      commit_uncommitted=args.commit_uncommitted)
+            branches[slot.index] = {
+                "branch": back.branch, "head": back.head,
+                "commits": [c.subject for c in back.commits],
+                "files": len(back.files), "uncommitted": back.uncommitted,
+            }
         result.check()
         return result.exit_code
 
@@ -127,7 +162,13 @@ async def run_command(args: argparse.Namespace) -> int:
             stop=stop,
         )
     extra = {index: _result_json(result) for index, result in results.items()}
+    for index, came_back in branches.items():
+        extra.setdefault(index, {})["git"] = came_back
     console.print(summary(report, extra))
+    for index, came_back in sorted(branches.items()):
+        what = (f"branch {came_back['branch']}: {len(came_back['commits'])} commit(s)"
+                if came_back["branch"] else "no new commits")
+        progress.say(console, f"sandlot: [{index}] {what}")
     if args.report:
         _write_report(Path(args.report), report, extra)
         console.print(f"report: {args.report}", markup=False, highlight=False)
@@ -160,7 +201,9 @@ def _result_json(result: ExecResult) -> dict[str, Any]:
 def _write_report(path: Path, report: FanoutReport, extra: dict[int, dict[str, Any]]) -> None:
     data = report.to_json()
     for entry in data["sandboxes"]:
-        entry["command"] = extra.get(entry["index"])
+        info = dict(extra.get(entry["index"]) or {})
+        entry["git"] = info.pop("git", None)
+        entry["command"] = info or None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")

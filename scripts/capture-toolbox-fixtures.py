@@ -41,6 +41,13 @@ def make_tree(root: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (root / "blob.bin").write_bytes(b"needle\x00\x01\x02 binary\n")
+    # Hostile names: a newline before an absolute-looking tail, a lone "-", a backslash, and
+    # a text file that is not UTF-8.
+    (root / "y\n" / "etc").mkdir(parents=True)
+    (root / "y\n" / "etc" / "os-release").write_text("PRETTY_NAME=inside\n")
+    (root / "-").write_text("needle in a file named dash\n")
+    (root / "back\\slash.txt").write_text("plain\n")
+    (root / "latin1.txt").write_bytes(b"caf\xe9 needle\n")
 
 
 def busybox_path(where: Path) -> str:
@@ -78,14 +85,21 @@ def main() -> None:
                 ("digits", r"\d+ and", "", "0", glob_to_ere("*.txt")),
             ]:
                 raw = run(scripts.GREP, [str(root), str(root), pattern, pcre_to_ere(pattern),
-                                         selector, flags, ctx, "100", use_rg, EXCLUDES], env)
+                                         selector, flags, ctx, "1000000", use_rg, EXCLUDES],
+                          env)
                 (OUT / f"grep-{case}-{label}.out").write_bytes(raw)
-            raw = run(scripts.GREP, [str(root), str(root), "needle", "needle", "", "", "0",
-                                     "2", use_rg, EXCLUDES], env)
-            (OUT / f"grep-cut-{label}.out").write_bytes(raw)
-            raw = run(scripts.GLOB, [str(root), str(root), glob_to_ere("*.txt"), "2", use_rg,
-                                     EXCLUDES], env)
+            raw = run(scripts.GREP, [str(root), str(root), "^PRETTY", "^PRETTY", "", "", "0",
+                                     "1000000", use_rg, EXCLUDES], env)
+            (OUT / f"grep-pretty-{label}.out").write_bytes(raw)
+            raw = run(scripts.GREP, [str(root), str(root / "-"), "needle", "needle", "", "", "0",
+                                     "1000000", use_rg, EXCLUDES], env)
+            (OUT / f"grep-dash-{label}.out").write_bytes(raw)
+            raw = run(scripts.GLOB, [str(root), str(root), glob_to_ere("*.txt"), "1000000",
+                                     use_rg, EXCLUDES], env)
             (OUT / f"glob-{label}.out").write_bytes(raw)
+            raw = run(scripts.GLOB, [str(root), str(root), glob_to_ere("**/*"), "1000000",
+                                     use_rg, EXCLUDES], env)
+            (OUT / f"glob-all-{label}.out").write_bytes(raw)
     print(f"wrote {len(list(OUT.iterdir()))} files to {OUT}")
 
 

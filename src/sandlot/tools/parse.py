@@ -45,19 +45,38 @@ def _marker(line: str) -> tuple[str, str] | None:
     return word, rest
 
 
-def parse_listing(raw: bytes) -> Listing:
-    """`\\x1eengine NAME`, one path per line, then maybe `\\x1ecut N`."""
+def contained_name(raw: bytes) -> str | None:
+    """A listed name as a path relative to the search root, or None when it is not one.
+
+    The lister prints "./"-prefixed names; anything absolute, empty or with a `.`/`..`
+    component cannot come from it and is dropped (the re-check behind NUL-separated lists)."""
+    name = raw[2:] if raw.startswith(b"./") else raw
+    parts = name.split(b"/")
+    if not name or name.startswith(b"/") or any(p in (b"", b".", b"..") for p in parts):
+        return None
+    return name.decode("utf-8", "replace")
+
+
+def parse_listing(raw: bytes, limit: int) -> Listing:
+    """`\\x1eengine NAME` then NUL-terminated paths; the first `limit` are kept, the rest
+    counted in `cut` (a trailing name cut by the byte bound is dropped)."""
     out = Listing()
-    for line in raw.decode("utf-8", "replace").split("\n"):
-        if not line:
+    records = raw.split(b"\0")
+    if not raw.endswith(b"\0"):
+        records.pop()  # partial: the byte bound cut it
+    for record in records:
+        if record.startswith(MARK.encode()):
+            word, _, rest = record[1:].decode("utf-8", "replace").partition(" ")
+            if word == "engine":
+                out.engine = rest
             continue
-        marker = _marker(line)
-        if marker is None:
-            out.paths.append(line)
-        elif marker[0] == "engine":
-            out.engine = marker[1]
-        elif marker[0] == "cut":
-            out.cut = int(marker[1] or 0)
+        name = contained_name(record)
+        if name is None:
+            continue
+        if len(out.paths) < limit:
+            out.paths.append(name)
+        else:
+            out.cut += 1
     return out
 
 
@@ -80,41 +99,51 @@ def _strip_eol(text: str) -> str:
     return text
 
 
-def parse_search(raw: bytes) -> Search:
-    """Parse either engine's output (the `\\x1eengine` line says which)."""
+def parse_search(raw: bytes, limit: int) -> Search:
+    """Parse either engine's output (the `\\x1eengine` line says which); keep the first
+    `limit` lines (match or context) in path order and count the rest in `cut`."""
     out = Search()
     binary: set[str] = set()
     current = ""
-    for line in raw.decode("utf-8", "replace").split("\n"):
-        if not line:
+    pos = 0
+    mark = MARK.encode()[0]
+    while pos < len(raw):
+        if raw[pos] == mark and raw[pos + 1 : pos + 2] in (b"F", b"B"):
+            end = raw.find(b"\0", pos)
+            if end < 0:
+                break  # cut by the byte bound
+            name = contained_name(raw[pos + 2 : end]) or ""
+            if raw[pos + 1 : pos + 2] == b"B":
+                binary.add(name)
+            current = name
+            pos = end + 1
             continue
+        end = raw.find(b"\n", pos)
+        line = raw[pos : len(raw) if end < 0 else end].decode("utf-8", "replace")
+        pos = len(raw) if end < 0 else end + 1
         marker = _marker(line)
         if marker is not None:
-            word = marker[0]
-            if word == "engine":
+            if marker[0] == "engine":
                 out.engine = marker[1]
-            elif word == "cut":
-                out.cut = int(marker[1] or 0)
-            elif word == "kind":
+            elif marker[0] == "kind":
                 out.kind = marker[1]
-            elif word.startswith("F"):
-                current = line[2:]
-            elif word.startswith("B"):
-                binary.add(line[2:])
             continue
         if out.engine == "rg":
             _rg_event(line, out, binary)
             continue
-        if line == "--":
+        if line == "--" or not current:
             continue
         parsed = _FALLBACK_LINE.match(line)
-        if parsed and current:
+        if parsed:
             number, sep, text = parsed.groups()
             out.lines.append(GrepLine(path=current, line=int(number), text=_strip_eol(text),
                                       match=sep == ":"))
+    binary.discard("")
     out.binary_files = sorted(binary, key=lambda p: p.encode())
-    out.lines = [ln for ln in out.lines if ln.path not in binary]
-    out.lines.sort(key=lambda ln: ln.path.encode())  # stable: line order kept per file
+    lines = [ln for ln in out.lines if ln.path and ln.path not in binary]
+    lines.sort(key=lambda ln: ln.path.encode())  # stable: line order kept per file
+    out.cut = max(0, len(lines) - limit)
+    out.lines = lines[:limit]
     return out
 
 
@@ -125,7 +154,8 @@ def _rg_event(line: str, out: Search, binary: set[str]) -> None:
         return  # the last line may be cut by the byte bound
     kind = event.get("type")
     data = event.get("data") or {}
-    path = _text(data.get("path"))
+    shown = _text(data.get("path"))
+    path = None if shown is None else contained_name(shown.encode("utf-8", "surrogateescape"))
     if path is None:
         return
     if kind in ("match", "context"):

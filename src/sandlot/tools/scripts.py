@@ -145,55 +145,56 @@ mv -f -- "$tmp" "$P" || fail 83 "$P"
 printf '%s %s\n' "$existed" "$(($(wc -c < "$P")))"
 """
 
-# Shared by glob and grep: `list` prints regular files under "." (relative, no "./"),
-# skipping directories named in $EXCLUDES (slash-separated); ripgrep when $USE_RG=1 and rg
-# is installed (`pick_engine` sets ENGINE=rg), else find.
+# Shared by glob and grep: `list0` prints the regular files under "." as NUL-terminated
+# "./"-prefixed paths, skipping directories named in $EXCLUDES (slash-separated); ripgrep when
+# $USE_RG=1 and rg is installed (`pick_engine` sets ENGINE=rg), else find. Names travel
+# NUL-terminated from the lister to the search (grep -z, sort -z, xargs -0): a newline in a
+# name is just a byte. The "./" prefix keeps a file named "-" (or "-x") from being read as
+# standard input or an option.
 _LIST = r"""
 pick_engine() {
   ENGINE=find
   if [ "$USE_RG" = 1 ] && command -v rg >/dev/null 2>&1; then ENGINE=rg; fi
 }
-list() {
+list0() {
   saved=$IFS; IFS=/; set -f; set -- $EXCLUDES; set +f; IFS=$saved
   n=$#
   if [ "$ENGINE" = rg ]; then
     for x do set -- "$@" -g "!$x"; done; shift "$n"
-    rg --no-config --files --hidden --no-ignore --no-messages "$@" 2>/dev/null
+    rg --no-config --files --hidden --no-ignore --no-messages --null "$@" -- . 2>/dev/null
   else
     first=1
     for x do
       if [ "$first" = 1 ]; then set -- "$@" -name "$x"; first=0; else set -- "$@" -o -name "$x"; fi
     done
     shift "$n"
-    if [ "$#" -gt 0 ]; then find . \( "$@" \) -prune -o -type f -print 2>/dev/null
-    else find . -type f -print 2>/dev/null; fi | sed 's|^\./||'
+    if [ "$#" -gt 0 ]; then find . \( "$@" \) -prune -o -type f -print0 2>/dev/null
+    else find . -type f -print0 2>/dev/null; fi
   fi
 }
-select_files() { if [ -n "$1" ]; then grep -E -e "$1"; else cat; fi; }
-cap() {
-  awk -v n="$1" -v eng="$ENGINE" '
-    eng == "rg" && index($0, "{\"type\":\"match\"") != 1 &&
-      index($0, "{\"type\":\"context\"") != 1 { print; next }
-    eng != "rg" && (substr($0, 1, 1) == "\036" || $0 == "--") { print; next }
-    ++k <= n { print; next }
-    END { if (k > n) printf "\036cut %d\n", k - n }'
-}
+# $1: an ERE anchored as ^(...)$ over paths without "./".
+select0() { if [ -n "$1" ]; then grep -z -E -e "^\./${1#^}"; else cat; fi; }
 """
 
-# $3 filter ERE ("" = all), $4 max paths, $5 use rg (1/0), $6 excluded dir names.
+# $3 filter ERE ("" = all), $4 byte bound of the output, $5 use rg (1/0), $6 excluded dir
+# names. Prints "\036engine NAME\0" then every matching path, NUL-terminated, sorted; the
+# caller counts and caps them.
 GLOB = PRELUDE + _LIST + r"""
 USE_RG=$5; EXCLUDES=$6; pick_engine
 resolve "$1" "$2"
 [ -e "$P" ] || fail 74 "$P"
 [ -d "$P" ] || fail 73 "$P"
 cd -P -- "$P" || fail 71 "$P"
-printf '\036engine %s\n' "$ENGINE"
-list | select_files "$3" | LC_ALL=C sort | awk -v n="$4" '
-  NR <= n { print } END { if (NR > n) printf "\036cut %d\n", NR - n }'
+printf '\036engine %s\000' "$ENGINE"
+list0 | select0 "$3" | LC_ALL=C sort -z | head -c "$4"
 """
 
 # $3 pattern for rg, $4 pattern for grep -E, $5 file filter ERE, $6 "i" to ignore case,
-# $7 context lines, $8 max lines, $9 use rg (1/0), ${10} excluded dir names.
+# $7 context lines, $8 byte bound of the output (head -c: linear, however long a line is),
+# $9 use rg (1/0), ${10} excluded dir names. The caller counts and caps lines.
+# rg: its JSON lines (names JSON-encoded). grep: per file "\036F<name>\0" then `grep -n` lines,
+# "\036B<name>\0" for a binary file. Both engines read every file as bytes (grep -a; our own
+# NUL test decides what is binary), so invalid UTF-8 matches alike.
 GREP = PRELUDE + _LIST + r"""
 USE_RG=$9; EXCLUDES=${10}; CTX=$7; pick_engine
 resolve "$1" "$2"
@@ -210,24 +211,38 @@ else
 fi
 if [ -d "$P" ]; then
   cd -P -- "$P" || fail 71 "$P"
-  files() { list | select_files "$5" | LC_ALL=C sort; }
+  files0() { list0 | select0 "$5" | LC_ALL=C sort -z; }
 else
   cd -P -- "${P%/*}/" || fail 71 "$P"
   base=${P##*/}
-  files() { printf '%s\n' "$base"; }
+  files0() { printf './%s\000' "$base"; }
 fi
 printf '\036engine %s\n' "$ENGINE"
 if [ -d "$P" ]; then printf '\036kind dir\n'; else printf '\036kind file\n'; fi
 if [ "$ENGINE" = rg ]; then
-  files | tr '\n' '\000' |
-  xargs -0 -r rg --no-config --json --sort path $ICASE -C "$CTX" -e "$PAT" -- 2>/dev/null
+  files0 | xargs -0 -r rg --no-config --json --sort path $ICASE -C "$CTX" -e "$PAT" -- \
+    2>/dev/null
 else
-  files | tr '\n' '\000' | xargs -0 -r grep -l -E $ICASE -e "$PAT" -- 2>/dev/null |
-  while IFS= read -r f; do
-    if is_binary "$f"; then printf '\036B%s\n' "$f"; continue; fi
-    printf '\036F%s\n' "$f"
-    if [ "$CTX" -gt 0 ]; then grep -n -E $ICASE -C "$CTX" -e "$PAT" -- "$f"
-    else grep -n -E $ICASE -e "$PAT" -- "$f"; fi
-  done
-fi | cap "$8"
+  export ICASE PAT CTX
+  # Each matching file: its header, then its lines. `grep -lZ` (GNU) picks the matching files
+  # in one process per batch; without -Z (busybox) each file is tested on its own.
+  show() {
+    xargs -0 -r sh -c '
+      for f do
+        [ -n "$TEST" ] && { grep -q -a -E $ICASE -e "$PAT" -- "$f" 2>/dev/null || continue; }
+        n=$(($(head -c 8192 "$f" | wc -c))); k=$(($(head -c 8192 "$f" | tr -d "\000" | wc -c)))
+        if [ "$n" -ne "$k" ]; then printf "\036B%s\000" "$f"; continue; fi
+        printf "\036F%s\000" "$f"
+        if [ "$CTX" -gt 0 ]; then grep -n -a -E $ICASE -C "$CTX" -e "$PAT" -- "$f"
+        else grep -n -a -E $ICASE -e "$PAT" -- "$f"; fi
+      done' sh
+  }
+  if printf 'x\n' | grep -l -Z x >/dev/null 2>&1; then
+    TEST=; export TEST
+    files0 | xargs -0 -r grep -l -Z -a -E $ICASE -e "$PAT" -- 2>/dev/null | show
+  else
+    TEST=1; export TEST
+    files0 | show
+  fi
+fi | head -c "$8"
 """

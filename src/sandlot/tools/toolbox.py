@@ -69,6 +69,10 @@ from .verify_tools import (
 #: version-control metadata and dependency trees, which drown every search.
 DEFAULT_EXCLUDES: tuple[str, ...] = (".git", ".hg", ".svn", "node_modules")
 
+#: Bytes of a glob or grep listing brought back from the sandbox (cut there with head -c, so
+#: the bound holds however long one line is); lines and paths are then counted and capped here.
+SEARCH_BYTES = 8 << 20
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -500,22 +504,24 @@ class Toolbox:
         ere = glob_to_ere(pattern)
         ws, base = self._target(path, workspace)
         result = await self._run("glob", scripts.GLOB,
-                                 [ws.root, base, ere, str(self.max_results),
-                                  "1" if self.use_ripgrep else "0", "/".join(self.exclude_dirs)])
+                                 [ws.root, base, ere, str(SEARCH_BYTES + 1),
+                                  "1" if self.use_ripgrep else "0", "/".join(self.exclude_dirs)],
+                                 limit=SEARCH_BYTES)
         if result.exit_code != 0:
             raise self._fail("glob", result, ws, path or ".", base)
-        listing = parse_listing(result.stdout)
+        listing = parse_listing(result.stdout, self.max_results)
         prefix = ws.relative(base)
         paths = [p if prefix == "." else f"{prefix}/{p}" for p in listing.paths]
         total = len(paths) + listing.cut
         lines = list(paths) or [f"(no files match {pattern!r} in {prefix})"]
-        if listing.cut:
-            lines.append(f"[showing the first {len(paths)} of {total} files by name; narrow "
-                         "the pattern or the path]")
+        more = "more than " if result.truncated else ""
+        if listing.cut or result.truncated:
+            lines.append(f"[showing the first {len(paths)} of {more}{total} files by name; "
+                         "narrow the pattern or the path]")
         engine: Literal["rg", "find"] = "rg" if listing.engine == "rg" else "find"
         return GlobResult(tool="glob", text="\n".join(lines), workspace=ws.name,
                           pattern=pattern, paths=paths, total=total,
-                          truncated=bool(listing.cut), engine=engine)
+                          truncated=bool(listing.cut) or result.truncated, engine=engine)
 
     async def grep(self, pattern: str, path: str | None = None, glob: str | None = None,
                    ignore_case: bool = False, context: int = 0, *,
@@ -529,14 +535,14 @@ class Toolbox:
         ws, target = self._target(path, workspace)
         result = await self._run("grep", scripts.GREP, [
             ws.root, target, pattern, pcre_to_ere(pattern), selector,
-            "i" if ignore_case else "", str(context), str(self.max_results),
-            "1" if self.use_ripgrep else "0", "/".join(self.exclude_dirs)])
+            "i" if ignore_case else "", str(context), str(SEARCH_BYTES + 1),
+            "1" if self.use_ripgrep else "0", "/".join(self.exclude_dirs)], limit=SEARCH_BYTES)
         if result.exit_code == scripts.Exit.BAD_PATTERN:
             raise ToolError(f"grep: invalid regular expression {pattern!r}: "
                             f"{' '.join(result.stderr.split())}")
         if result.exit_code != 0:
             raise self._fail("grep", result, ws, path or ".", target)
-        search = parse_search(result.stdout)
+        search = parse_search(result.stdout, self.max_results)
         rel = ws.relative(target)
         if search.kind == "file":
             lines = [ln.model_copy(update={"path": rel}) for ln in search.lines]

@@ -15,6 +15,7 @@ from .backends.docker import DockerMount, DockerOptions, DockerProvider, docker
 from .backends.local import LocalOptions, LocalProvider, local
 from .config import ProviderConfig, parse_config, provider_from_config, provider_from_env
 from .errors import (
+    ArgumentsTooLongError,
     BackendUnavailableError,
     BranchExistsError,
     CleanupError,
@@ -73,6 +74,7 @@ from .provider import IsolatedSandboxProvider
 from .sandbox import ExecResult, Process, Sandbox
 
 __all__ = [
+    "ArgumentsTooLongError",
     "BackendUnavailableError",
     "BranchExistsError",
     "CleanupError",

@@ -59,6 +59,11 @@ class InvalidPathError(ConfigurationError):
     """A sandbox path that is not absolute, or otherwise unusable."""
 
 
+class ArgumentsTooLongError(ConfigurationError):
+    """A command line longer than one argument may be (128 KiB on Linux); pass big input
+    through stdin instead."""
+
+
 class HostPathNotFoundError(ConfigurationError, FileNotFoundError):
     """A host path given to copy_in (or as a mount) does not exist."""
 

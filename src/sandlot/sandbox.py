@@ -41,6 +41,7 @@ import anyio
 
 from . import _run_marks, _shell
 from .errors import (
+    ArgumentsTooLongError,
     CommandFailed,
     CommandTimedOut,
     ConfigurationError,
@@ -56,6 +57,9 @@ LineCallback = Callable[[str], None]
 DEFAULT_MAX_OUTPUT = 8 << 20
 
 log = logging.getLogger("sandlot")
+
+#: Linux's limit on one argument (MAX_ARG_STRLEN), which the rendered `sh -c` line must respect.
+MAX_LINE = 128 << 10
 
 #: Seconds one search for a command's leftover processes may take (remote: one round trip).
 SWEEP_TIMEOUT = 30.0
@@ -350,6 +354,15 @@ class Sandbox(ABC):
     async def _spawn_tracked(self, spec: SpawnSpec) -> RunningCommand:
         mark = self._next_mark()
         spec.env = {**spec.env, _run_marks.RUN_ENV: mark}
+        size = len(spec.shell_line(announce_pid=True).encode("utf-8", "surrogateescape"))
+        if size >= MAX_LINE:
+            # Every backend runs the command as ONE `sh -c` argument, and Linux refuses a
+            # single argument over 128 KiB (E2BIG) -- locally, in docker exec and over SSH.
+            raise ArgumentsTooLongError(
+                f"the command line is {size} bytes; one command may be at most "
+                f"{MAX_LINE - 1} bytes (a single argument on Linux): pass large input through "
+                "stdin= or a file copied in with copy_in"
+            )
         running = _MarkedCommand(await self._spawn(spec), self, mark)
         self._running.add(running)
         return running

@@ -57,7 +57,11 @@ mkdir -p -- "$P" && cat > "$S" && chmod "$M" "$S" && mv -f -- "$S" "$D" || {
 _PACK = r"""
 [ -e "$1" ] || [ -L "$1" ] || {
   echo "sandlot: no such file or directory in sandbox: $1" >&2; exit 44; }
-cd -- "$2" && exec tar -cf - "$3"
+cd -- "$2" || exit 1
+# GNU tar unquotes backslash escapes in member names given as arguments (a\tb would become
+# a<TAB>b); --no-unquote keeps every byte. busybox tar takes names as they are.
+if tar --version 2>/dev/null | grep -q GNU; then exec tar --no-unquote -cf - "$3"; fi
+exec tar -cf - "$3"
 """
 
 

@@ -145,3 +145,22 @@ async def test_copy_errors_are_typed_and_leave_nothing(
         await sandbox.copy_in(tmp_path / "f", f"{workdir}/adir")
     leftovers = await sandbox.exec("ls -A", cwd=workdir)
     assert ".sandlot-stage" not in leftovers.stdout
+
+
+@pytest.mark.parametrize("name", ["a\\tb", "\\ba%", "back\\\\slash", "x\\n..", "tab\tand\nnl"])
+async def test_copy_out_carries_backslashes_and_control_bytes_exactly(
+    sandbox: Sandbox, workdir: str, tmp_path: Path, name: str
+) -> None:
+    # A look-alike with the byte the backslash sequence would unquote to sits beside it.
+    look_alike = name.replace("\\t", "\t").replace("\\n", "\n")
+    await sandbox.exec(["sh", "-c", 'printf real > "$1/$2"; printf other > "$1/$3"', "sh",
+                        workdir, name, look_alike + "-other"], check=True)
+    if look_alike != name:
+        await sandbox.exec(["sh", "-c", 'printf decoy > "$1/$2"', "sh", workdir, look_alike],
+                           check=True)
+    out = tmp_path / "single"
+    await sandbox.copy_out(f"{workdir}/{name}", out)
+    assert out.read_bytes() == b"real"
+    tree = tmp_path / "tree"
+    await sandbox.copy_out(workdir, tree)
+    assert (tree / name).read_bytes() == b"real"

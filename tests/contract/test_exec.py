@@ -247,3 +247,29 @@ async def test_env_values_never_reach_the_logs(
         result = await sandbox.exec(["printenv", "API_TOKEN"], env={"API_TOKEN": secret})
     assert result.stdout == secret + "\n"
     assert secret not in caplog.text
+
+
+async def test_a_command_over_one_argument_is_a_typed_error(sandbox: Sandbox) -> None:
+    from sandlot import ArgumentsTooLongError
+
+    with pytest.raises(ArgumentsTooLongError, match="stdin"):
+        await sandbox.exec("echo " + "x" * 200_000)
+    with pytest.raises(ArgumentsTooLongError):
+        await sandbox.start(["printf", "%s", "y" * 140_000])
+    # The same bytes through stdin are fine.
+    result = await sandbox.exec("wc -c", stdin="x" * 200_000, check=True)
+    assert result.stdout.split() == ["200000"]
+
+
+async def test_toolbox_call_with_a_huge_argument_returns_an_error_result(
+    sandbox: Sandbox, workdir: str
+) -> None:
+    from sandlot.tools import Toolbox
+    from sandlot.workspaces import WorkspaceSet
+
+    box = Toolbox(sandbox, WorkspaceSet.parse(f"w={workdir}"))
+    for tool, args in [("grep", {"pattern": "p" * 200_000}),
+                       ("bash", {"command": "echo " + "b" * 200_000}),
+                       ("read", {"path": "d/" * 70_000})]:
+        result = await box.call(tool, args)
+        assert result.tool == tool and getattr(result, "error", None), result

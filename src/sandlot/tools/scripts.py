@@ -184,7 +184,8 @@ USE_RG=$5; EXCLUDES=$6; pick_engine
 resolve "$1" "$2"
 [ -e "$P" ] || fail 74 "$P"
 [ -d "$P" ] || fail 73 "$P"
-cd -P -- "$P" || fail 71 "$P"
+# "." is a directory the race-free helper already entered: do not look it up by name again.
+[ "$2" = . ] || cd -P -- "$P" || fail 71 "$P"
 printf '\036engine %s\000' "$ENGINE"
 list0 | select0 "$3" | LC_ALL=C sort -z | head -c "$4"
 """
@@ -210,7 +211,7 @@ else
   [ $? -eq 2 ] && fail 85 "$err"
 fi
 if [ -d "$P" ]; then
-  cd -P -- "$P" || fail 71 "$P"
+  [ "$2" = . ] || cd -P -- "$P" || fail 71 "$P"
   files0() { list0 | select0 "$5" | LC_ALL=C sort -z; }
 else
   cd -P -- "${P%/*}/" || fail 71 "$P"

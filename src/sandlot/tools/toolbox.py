@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..sandbox import Sandbox
 from ..workspaces import Workspace, WorkspaceSet
-from . import scripts
+from . import safe_mode, scripts
 from .models import (
     BashArgs,
     BashOutputArgs,
@@ -55,6 +55,7 @@ from .models import (
 from .parse import parse_listing, parse_search
 from .patterns import glob_to_ere, pcre_to_ere
 from .runner import ScriptResult, run_script
+from .safe_mode import Containment
 from .shells import ShellRegistry
 from .verify_tools import (
     RunScriptArgs,
@@ -68,6 +69,16 @@ from .verify_tools import (
 #: Directories glob and grep do not descend into (unless the search starts inside one):
 #: version-control metadata and dependency trees, which drown every search.
 DEFAULT_EXCLUDES: tuple[str, ...] = (".git", ".hg", ".svn", "node_modules")
+
+#: The sh scripts the race-free helper replaces (by its operation name) in `descriptor` mode.
+_SAFE_OPS: dict[str, str] = {
+    scripts.READ: "read",
+    scripts.SLURP: "slurp",
+    scripts.WRITE: "write",
+    scripts.DISCARD: "discard",
+    scripts.GREP: "grep",
+    scripts.GLOB: "glob",
+}
 
 #: Bytes of a glob or grep listing brought back from the sandbox (cut there with head -c, so
 #: the bound holds however long one line is); lines and paths are then counted and capped here.
@@ -198,6 +209,7 @@ class Toolbox:
         self.bash_output_bytes = bash_output_bytes
         self.edit_bytes = edit_bytes
         self.shells = ShellRegistry()
+        self._containment: Containment | None = None
 
     def __repr__(self) -> str:
         mode = " readonly" if self.readonly else ""
@@ -289,11 +301,27 @@ class Toolbox:
         if self.readonly:
             raise ReadOnlyError(self._readonly_message(tool))
 
+    async def containment(self) -> Containment:
+        """`descriptor` (race-free file tools) or `path` (no python3 in the sandbox); see
+        tools/safe_mode.py and adr/0007."""
+        if self._containment is None:
+            self._containment = await safe_mode.detect(self.sandbox, self.env)
+        return self._containment
+
     async def _run(self, tool: str, script: str, args: list[str], *,
                    stdin: bytes | AsyncIterable[bytes] | None = None,
                    limit: int = 4 << 20) -> ScriptResult:
+        op = _SAFE_OPS.get(script)
+        if op is not None and self._containment != "path":
+            script, args = safe_mode.LAUNCH, [safe_mode.HELPER_SOURCE, script, op, *args]
         result = await run_script(self.sandbox, script, args, name=tool, env=self.env,
                                   stdin=stdin, timeout=self.timeout, limit=limit)
+        if op is not None and self._containment is None:
+            if safe_mode.PATH_MODE_NOTE in result.stderr:
+                self._containment = "path"
+                safe_mode.warn(self.sandbox)
+            else:
+                self._containment = "descriptor"
         if result.timed_out:
             raise ToolError(f"{tool} timed out after {self.timeout:g}s in the sandbox; "
                             "narrow the path or pattern")
@@ -495,8 +523,7 @@ class Toolbox:
 
     async def _discard(self, ws: Workspace, target: str, token: str) -> None:
         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-            await run_script(self.sandbox, scripts.DISCARD, [ws.root, target, token],
-                             name="write-cleanup", env=self.env, timeout=self.timeout)
+            await self._run("write-cleanup", scripts.DISCARD, [ws.root, target, token])
 
     async def glob(self, pattern: str, path: str | None = None, *,
                    workspace: str | None = None) -> GlobResult:

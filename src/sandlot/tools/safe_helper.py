@@ -1,0 +1,465 @@
+"""The race-free half of the file tools, run INSIDE the sandbox as `python3 -c <this file>`.
+
+The sh scripts (scripts.py) resolve a path, then act on it by name: between the two, a process
+in the sandbox can swap a directory for a symlink that leads out of the workspace. Here the
+check and the use are one step: the workspace root is opened once, and every path is walked
+from that descriptor one component at a time with O_NOFOLLOW; a symlink met on the way is read
+and followed by hand, and refused if it leads above the root. Files are opened, created (temp
+file, then rename) and listed through descriptors of directories already inside the root, so
+what a racing process does to names cannot redirect them. Searches hand the opened files to
+rg / grep as /dev/fd/N.
+
+Usage (by the toolbox): python3 -c SOURCE SCRIPT OP ROOT TARGET [ARGS...], with the arguments
+of the sh SCRIPT it replaces; the output and the exit codes are exactly that script's, so the
+toolbox parses both alike. This
+file only uses the standard library, and is self-contained: it is sent as a string.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+
+ROOT_MISSING, UNRESOLVABLE, ESCAPES, NOT_A_DIRECTORY, NOT_FOUND = 70, 71, 72, 73, 74
+IS_A_DIRECTORY, NOT_A_FILE, BINARY, EXISTS_NOT_READ, CHANGED = 75, 76, 79, 80, 81
+MKDIR_FAILED, WRITE_FAILED, TOO_LARGE, BAD_PATTERN = 82, 83, 84, 85
+MAX_HOPS = 40
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class Fail(Exception):
+    def __init__(self, code: int, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def out(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+
+
+class Walk:
+    """A path walked from the root descriptor: `parent` is the open directory holding `name`."""
+
+    def __init__(self, root: str) -> None:
+        try:
+            self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            raise Fail(ROOT_MISSING, root) from None
+        self.root = os.path.normpath(root)
+        self.root_real = os.path.realpath(root)
+
+    def relative(self, target: str) -> list[str]:
+        """TARGET (absolute, lexically inside the root) as components below the root."""
+        for base in (self.root, self.root_real):
+            base = base.rstrip("/")
+            if target == base:
+                return []
+            if target.startswith(base + "/"):
+                return target[len(base) + 1:].split("/")
+        raise Fail(ESCAPES, target)
+
+    def resolve(self, target: str, create_dirs: bool = False) -> tuple[int, str | None]:
+        """(parent fd, final name or None for the root itself). Intermediate directories are
+        created when `create_dirs` (mkdir through the parent descriptor)."""
+        parts = self.relative(target)
+        stack = [os.dup(self.root_fd)]
+        hops = 0
+        try:
+            while parts:
+                name = parts.pop(0)
+                if name in ("", "."):
+                    continue
+                if name == "..":
+                    if len(stack) == 1:
+                        raise Fail(ESCAPES, target)
+                    os.close(stack.pop())
+                    continue
+                if not parts:
+                    name = self._final(stack, name, target, hops)
+                    return stack.pop(), name
+                try:
+                    fd = os.open(name, DIR_FLAGS, dir_fd=stack[-1])
+                except OSError as exc:
+                    link = self._link(stack[-1], name)
+                    if link is not None:
+                        hops += 1
+                        if hops > MAX_HOPS:
+                            raise Fail(UNRESOLVABLE, name) from None
+                        parts[:0] = self._follow(stack, link, target)
+                        continue
+                    if exc.errno == errno.ENOENT and create_dirs:
+                        try:
+                            os.mkdir(name, 0o777, dir_fd=stack[-1])
+                        except FileExistsError:
+                            pass
+                        except OSError:
+                            raise Fail(MKDIR_FAILED, target) from None
+                        parts.insert(0, name)
+                        continue
+                    if exc.errno == errno.ENOENT and ".." in parts:
+                        raise Fail(ESCAPES, target) from None  # as the sh resolver decides
+                    if exc.errno == errno.ENOENT:
+                        raise Fail(NOT_FOUND, target) from None
+                    if exc.errno == errno.ENOTDIR:
+                        raise Fail(NOT_A_DIRECTORY, target) from None
+                    raise Fail(UNRESOLVABLE, name) from None
+                stack.append(fd)
+            return stack.pop(), None
+        finally:
+            for fd in stack:
+                os.close(fd)
+
+    def _final(self, stack: list[int], name: str, target: str, hops: int) -> str:
+        """The last component: a symlink there is followed (inside the root) as well."""
+        while True:
+            link = self._link(stack[-1], name)
+            if link is None:
+                return name
+            hops += 1
+            if hops > MAX_HOPS:
+                raise Fail(UNRESOLVABLE, name)
+            rest = self._follow(stack, link, target)
+            # Walk the link's own components, then continue with its last one.
+            while len(rest) > 1:
+                step = rest.pop(0)
+                if step in ("", "."):
+                    continue
+                if step == "..":
+                    if len(stack) == 1:
+                        raise Fail(ESCAPES, target)
+                    os.close(stack.pop())
+                    continue
+                try:
+                    fd = os.open(step, DIR_FLAGS, dir_fd=stack[-1])
+                except OSError:
+                    inner = self._link(stack[-1], step)
+                    if inner is None and ".." in rest:
+                        raise Fail(ESCAPES, target) from None
+                    if inner is None:
+                        raise Fail(NOT_FOUND, target) from None
+                    hops += 1
+                    if hops > MAX_HOPS:
+                        raise Fail(UNRESOLVABLE, step) from None
+                    rest[:0] = self._follow(stack, inner, target)
+                    continue
+                stack.append(fd)
+            name = rest[0] if rest else "."
+            if name == "..":
+                if len(stack) == 1:
+                    raise Fail(ESCAPES, target)
+                os.close(stack.pop())
+                name = "."
+
+    @staticmethod
+    def _link(dir_fd: int, name: str) -> str | None:
+        try:
+            return os.readlink(name, dir_fd=dir_fd)
+        except OSError:
+            return None
+
+    def _follow(self, stack: list[int], link: str, target: str) -> list[str]:
+        """A link's components; an absolute one restarts at the root (it must lead inside)."""
+        if link.startswith("/"):
+            real = self.root_real.rstrip("/")
+            if link != real and not link.startswith(real + "/"):
+                raise Fail(ESCAPES, link)
+            while len(stack) > 1:
+                os.close(stack.pop())
+            return link[len(real):].split("/")
+        return link.split("/")
+
+
+def open_file(walk: Walk, target: str, flags: int = os.O_RDONLY) -> int:
+    parent, name = walk.resolve(target)
+    try:
+        if name is None or name == ".":
+            raise Fail(IS_A_DIRECTORY, target)
+        try:
+            fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                         dir_fd=parent)
+        except FileNotFoundError:
+            raise Fail(NOT_FOUND, target) from None
+        except OSError as exc:
+            if exc.errno == errno.EISDIR:
+                raise Fail(IS_A_DIRECTORY, target) from None
+            if exc.errno == errno.ELOOP:  # swapped for a link since resolve: refuse, not follow
+                raise Fail(ESCAPES, target) from None
+            raise Fail(NOT_A_FILE, target) from None
+    finally:
+        os.close(parent)
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode):
+        os.close(fd)
+        raise Fail(IS_A_DIRECTORY, target)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise Fail(NOT_A_FILE, target)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def is_binary(head: bytes) -> bool:
+    return b"\0" in head[:8192]
+
+
+def digest(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest() + "  -"
+
+
+def op_read(walk: Walk, target: str, first_s: str, count_s: str, cap_s: str) -> None:
+    """Streams the file once: size and line count of the whole, the page kept up to `cap`."""
+    fd = open_file(walk, target)
+    first, count, cap = int(first_s), int(count_s), int(cap_s)
+    if is_binary(os.pread(fd, 8192, 0)):
+        raise Fail(BINARY, str(os.fstat(fd).st_size))
+    size = newlines = 0
+    line = 1  # the line the next byte belongs to
+    page = bytearray()
+    last = b""
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        size += len(chunk)
+        last = chunk[-1:]
+        if len(page) < cap and line < first + count:
+            pos = 0
+            while pos < len(chunk) and line < first + count and len(page) < cap:
+                end = chunk.find(b"\n", pos)
+                stop = len(chunk) if end < 0 else end + 1
+                if line >= first:
+                    page += chunk[pos:stop]
+                if end >= 0:
+                    line += 1
+                pos = stop
+        newlines += chunk.count(b"\n")
+    os.close(fd)
+    lines = newlines + (1 if size and last != b"\n" else 0)
+    out(b"%d %d\n" % (size, lines))
+    out(bytes(page[:cap]))
+
+
+def op_slurp(walk: Walk, target: str, cap: str) -> None:
+    fd = open_file(walk, target)
+    info = os.fstat(fd)
+    if info.st_size > int(cap):
+        raise Fail(TOO_LARGE, str(info.st_size))
+    data = read_all(fd)
+    os.close(fd)
+    if is_binary(data):
+        raise Fail(BINARY, str(len(data)))
+    out(digest(data).encode() + b"\n" + data)
+
+
+def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> None:
+    data = sys.stdin.buffer.read()
+    parent, name = walk.resolve(target, create_dirs=True)
+    tmp = f".sandlot-write.{token}.tmp"
+    try:
+        if name is None or name == ".":
+            raise Fail(IS_A_DIRECTORY, target)
+        existed = False
+        keep_mode = None
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                         dir_fd=parent)
+        except FileNotFoundError:
+            fd = None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise Fail(ESCAPES, target) from None
+            if exc.errno == errno.EISDIR:
+                raise Fail(IS_A_DIRECTORY, target) from None
+            raise Fail(NOT_A_FILE, target) from None
+        if fd is not None:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                os.close(fd)
+                raise Fail(IS_A_DIRECTORY, target)
+            if not stat.S_ISREG(info.st_mode):
+                os.close(fd)
+                raise Fail(NOT_A_FILE, target)
+            existed = True
+            keep_mode = stat.S_IMODE(info.st_mode)
+            if mode != "any":
+                os.close(fd)
+                raise Fail(EXISTS_NOT_READ, target)
+            if expected:
+                os.set_blocking(fd, True)
+                current = read_all(fd)
+                if digest(current) != expected:
+                    os.close(fd)
+                    raise Fail(CHANGED, target)
+            os.close(fd)
+        try:
+            wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                          | os.O_CLOEXEC, 0o666, dir_fd=parent)
+        except OSError:
+            raise Fail(WRITE_FAILED, target) from None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wfd, view):]
+            if keep_mode is not None:
+                os.fchmod(wfd, keep_mode)
+        except OSError:
+            os.close(wfd)
+            os.unlink(tmp, dir_fd=parent)
+            raise Fail(WRITE_FAILED, target) from None
+        os.close(wfd)
+        try:
+            # Both names relative to the same directory descriptor: the rename cannot land
+            # anywhere else, and a symlink now at `name` is replaced, not followed.
+            os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except OSError:
+            os.unlink(tmp, dir_fd=parent)
+            raise Fail(WRITE_FAILED, target) from None
+        out(b"%d %d\n" % (1 if existed else 0, len(data)))
+    finally:
+        os.close(parent)
+
+
+def op_discard(walk: Walk, target: str, token: str) -> None:
+    try:
+        parent, _ = walk.resolve(target)
+    except Fail:
+        return
+    try:
+        os.unlink(f".sandlot-write.{token}.tmp", dir_fd=parent)
+    except OSError:
+        pass
+    finally:
+        os.close(parent)
+
+
+def op_grep(
+    walk: Walk, target: str, rg_pat: str, ere: str, selector: str, icase: str, ctx: str,
+    limit: str, use_rg: str, excludes: str,
+) -> None:
+    """grep on one file: opened here, searched as /dev/fd/N, shown under its own name. A
+    directory is searched by the sh script (its listing is NUL-separated and re-checked)."""
+    try:
+        fd = open_file(walk, target)
+    except Fail as failure:
+        if failure.code != IS_A_DIRECTORY:
+            raise
+        enter_directory(walk, target)
+        os.execvp("sh", ["sh", "-c", SCRIPT, "sandlot-grep", ".", ".", rg_pat, ere,
+                         selector, icase, ctx, limit, use_rg, excludes])
+    name = "./" + target.rsplit("/", 1)[-1]
+    dev = f"/dev/fd/{fd}"
+    engine = "rg" if use_rg == "1" and which("rg") else "find"
+    flags = ["-i"] if icase == "i" else []
+    out(b"\x1eengine %s\n\x1ekind file\n" % engine.encode())
+    sys.stdout.flush()
+    if engine == "rg":
+        done = subprocess.run(["rg", "--no-config", "--json", *flags, "-C", ctx, "-e", rg_pat,
+                               "--", dev], pass_fds=[fd], capture_output=True, check=False)
+        if done.returncode == 2 and not done.stdout:
+            raise Fail(BAD_PATTERN, done.stderr.decode("utf-8", "replace").strip())
+        for line in done.stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            data = event.get("data") or {}
+            if "path" in data:
+                data["path"] = {"text": name}
+            out(json.dumps(event).encode() + b"\n")
+        return
+    head = os.pread(fd, 8192, 0)
+    probe = subprocess.run(["grep", "-q", "-a", "-E", *flags, "-e", ere, "--", dev],
+                           pass_fds=[fd], capture_output=True, check=False)
+    if probe.returncode == 2:
+        raise Fail(BAD_PATTERN, probe.stderr.decode("utf-8", "replace").strip())
+    if probe.returncode != 0:
+        return
+    if is_binary(head):
+        out(b"\x1eB" + name.encode("utf-8", "surrogateescape") + b"\0")
+        return
+    out(b"\x1eF" + name.encode("utf-8", "surrogateescape") + b"\0")
+    context = ["-C", ctx] if int(ctx) > 0 else []
+    done = subprocess.run(["grep", "-n", "-a", "-E", *flags, *context, "-e", ere, "--", dev],
+                          pass_fds=[fd], capture_output=True, check=False)
+    out(done.stdout)
+
+
+def enter_directory(walk: Walk, target: str) -> None:
+    """Make the directory at `target` our working directory, race-free (fchdir to the
+    descriptor the walk opened); the sh script then works below "." without resolving again."""
+    parent, name = walk.resolve(target)
+    try:
+        if name is None or name == ".":
+            fd = os.dup(parent)
+        else:
+            try:
+                fd = os.open(name, DIR_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                raise Fail(NOT_FOUND, target) from None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise Fail(ESCAPES, target) from None
+                raise Fail(NOT_A_DIRECTORY, target) from None
+    finally:
+        os.close(parent)
+    os.fchdir(fd)
+    os.close(fd)
+
+
+def op_glob(walk: Walk, target: str, ere: str, limit: str, use_rg: str, excludes: str) -> None:
+    """glob: the listing script, run in the directory entered race-free."""
+    enter_directory(walk, target)
+    os.execvp("sh", ["sh", "-c", SCRIPT, "sandlot-glob", ".", ".", ere, limit, use_rg,
+                     excludes])
+
+
+def which(program: str) -> bool:
+    for folder in os.environ.get("PATH", "").split(":"):
+        if folder and os.access(os.path.join(folder, program), os.X_OK):
+            return True
+    return False
+
+
+OPS: dict[str, Callable[..., None]] = {
+    "read": op_read,
+    "slurp": op_slurp,
+    "write": op_write,
+    "discard": op_discard,
+    "grep": op_grep,
+    "glob": op_glob,
+}
+
+
+SCRIPT = ""  # the sh script this operation replaces (for what it leaves to it)
+
+
+def main() -> None:
+    global SCRIPT
+    SCRIPT, op, root, target, *rest = sys.argv[1:]
+    try:
+        OPS[op](Walk(root), target, *rest)
+    except Fail as failure:
+        sys.stdout.flush()
+        sys.stderr.write(f"{failure.detail}\n")
+        sys.exit(failure.code)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

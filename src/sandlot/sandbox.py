@@ -154,10 +154,16 @@ class _MarkedCommand(RunningCommand):
         return await self.inner.wait()
 
     async def kill(self) -> None:
-        # Marked processes first: once none is left, nothing holds the output pipes and the
-        # backend's own group kill and reaping finish at once.
-        await self.sandbox._end_marked(self.mark)
+        if self.sandbox._sweep_before_kill:
+            # Marked processes first: once none is left, nothing holds the output pipes and
+            # the backend's own group kill and reaping finish at once.
+            await self.sandbox._end_marked(self.mark)
+            await self.inner.kill()
+            return
+        # The group first: a shell that wraps the command (a Coder agent's bash) must die with
+        # it, not see its child killed and report "Killed" on the command's stderr.
         await self.inner.kill()
+        await self.sandbox._end_marked(self.mark)
 
 
 class Process:
@@ -277,6 +283,9 @@ class Sandbox(ABC):
 
     provider: str
     worktree: str
+    #: Whether ending a command searches for its marked processes before the backend's own
+    #: group kill (see _MarkedCommand.kill).
+    _sweep_before_kill = False
 
     def __init__(self, *, provider: str, worktree: str, name: str) -> None:
         self.provider = provider

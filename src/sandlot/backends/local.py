@@ -181,6 +181,10 @@ class _LocalCommand(RunningCommand):
 
 
 class LocalSandbox(Sandbox):
+    # The local group kill waits for the pipes to drain; an escaped holder would keep them
+    # open for the whole drain bound, so the marked processes go first here.
+    _sweep_before_kill = True
+
     def __init__(self, worktree: str, options: LocalOptions, bwrap: str | None) -> None:
         super().__init__(provider="local", worktree=worktree, name=os.path.basename(worktree))
         self.options = options

@@ -173,7 +173,7 @@ list0() {
   fi
 }
 # $1: an ERE anchored as ^(...)$ over paths without "./".
-select0() { if [ -n "$1" ]; then grep -z -E -e "^\./${1#^}"; else cat; fi; }
+select0() { if [ -n "$1" ]; then LC_ALL=C grep -z -E -e "^\./${1#^}"; else cat; fi; }
 """
 
 # $3 filter ERE ("" = all), $4 byte bound of the output, $5 use rg (1/0), $6 excluded dir

@@ -45,6 +45,7 @@ CASES = [
     Case("go", ("tests", "lint", "typecheck", "rerun")),
     Case("go", ("tests", "lint", "typecheck"), overlays=("go-broken",)),
     Case("go", ("tests",), overlays=("go-panic",)),
+    Case("go", ("lint",), overlays=("go-many-findings",)),
     Case("rust", ("tests", "lint", "typecheck", "rerun")),
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
     Case("python", ("tests", "lint", "typecheck", "rerun")),

@@ -80,6 +80,8 @@ LINT: dict[str, list[Row]] = {
     "go": [
         ("calc/calc.go", 27, 14, "errcheck", "error"),
         ("calc/calc.go", 21, 2, "govet", "error"),
+        # Same line, another linter: golangci-lint's default uniq-by-line would hide it.
+        ("calc/calc.go", 21, 2, "staticcheck", "error"),
     ],
     # A package that does not compile: golangci-lint reports only the compile error.
     "go+go-broken": [("broken/broken.go", 6, 9, "typecheck", "error")],

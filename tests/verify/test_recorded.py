@@ -133,5 +133,18 @@ def test_every_recording_is_used() -> None:
     used |= {f"{c}-rerun" for c in expected.RERUN_COUNTS}
     used |= {f"{c}-lint" for c in expected.LINT}
     used |= {f"{c}-typecheck" for c in expected.TYPECHECK}
-    used |= {"python+python-badconfig-lint", "node+node-badconfig-lint"}
+    used |= {"python+python-badconfig-lint", "node+node-badconfig-lint",
+             "go+go-many-findings-lint"}
     assert {p.stem for p in RECORDED.glob("*.json")} == used
+
+
+def test_golangci_lint_findings_are_complete_past_its_default_caps() -> None:
+    # Ground truth: every unchecked os.Remove line of the overlay's source (60 of them, one
+    # text), far past golangci-lint's defaults of 50 per linter and 3 with the same text.
+    source = (RECORDED.parent / "overlays" / "go-many-findings" / "many" / "many.go").read_text()
+    lines = [n for n, text in enumerate(source.splitlines(), 1) if "os.Remove(" in text]
+    assert len(lines) == 60
+    report = replay_findings("go+go-many-findings-lint")
+    found = sorted(f.line for f in report.findings if f.file == "many/many.go")
+    assert found == lines
+    assert {f.rule for f in report.findings if f.file == "many/many.go"} == {"errcheck"}

@@ -52,6 +52,11 @@ class GoDetector(Detector):
                 "--output.json.path=stdout",
                 "--output.text.path=stderr",
                 "--show-stats=false",
+                # Its defaults keep 50 issues per linter and 3 with the same text, and one per
+                # line: a report would miss findings, and which ones would vary between runs.
+                "--max-issues-per-linter=0",
+                "--max-same-issues=0",
+                "--uniq-by-line=false",
                 "./...",
             ],
             root=ws.root,

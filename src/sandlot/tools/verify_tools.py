@@ -76,6 +76,8 @@ def render_tests(report: TestReport) -> str:
 
 
 def render_findings(report: LintReport) -> str:
+    if not getattr(report, "configured", True):
+        return f"run_typecheck ({report.language}) in {report.root}: {getattr(report, 'note', '')}"
     lines = [f"{report.tool} ({report.language}) in {report.root}: {report.error_count} "
              f"errors, {report.warning_count} warnings"]
     for f in report.findings[:SHOWN]:

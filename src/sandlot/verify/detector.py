@@ -39,6 +39,7 @@ PROBED_FILES: tuple[str, ...] = (
     "yarn.lock",
     "bun.lockb",
     "package-lock.json",
+    "tsconfig.json",
 )
 
 
@@ -83,6 +84,11 @@ class Detector(ABC):
     @abstractmethod
     async def typecheck_plan(self, ws: Workspace) -> ToolPlan:
         """The command that type-checks the project."""
+
+    async def no_typechecker(self, ws: Workspace) -> str | None:
+        """Why the project has no type checker to run (then run_typecheck runs nothing and
+        says so), or None. Every language but Node always has one."""
+        return None
 
     @abstractmethod
     async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:

@@ -132,7 +132,14 @@ class LintReport(_Report):
 
 
 class TypecheckReport(LintReport):
-    """The result of `run_typecheck` (same shape as a lint report)."""
+    """The result of `run_typecheck` (same shape as a lint report).
+
+    `configured` is False when the project has no type checker to run (a Node project with
+    neither a `typecheck` script nor a tsconfig.json): nothing ran, `note` says why, and that
+    is neither a pass nor a failure of the code."""
+
+    configured: bool = True
+    note: str = ""
 
 
 class ScriptResult(_Model):

@@ -229,6 +229,14 @@ class NodeDetector(Detector):
             parsed=False,
         )
 
+    async def no_typechecker(self, ws: Workspace) -> str | None:
+        if "tsconfig.json" in ws.files or "typecheck" in await self.scripts(ws):
+            return None
+        return (
+            "no type checker configured: package.json has no `typecheck` script and there is "
+            "no tsconfig.json at the root (add one to type-check with tsc)"
+        )
+
     async def typecheck_plan(self, ws: Workspace) -> ToolPlan:
         scripts = await self.scripts(ws)
         manager = package_manager(ws.files)

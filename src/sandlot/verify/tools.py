@@ -208,6 +208,12 @@ async def run_typecheck(
         "run_typecheck", sandbox, language=language, root=root, workspace=workspace,
         workspaces=workspaces, env=env, timeout=timeout,
     )
+    missing = await detector.no_typechecker(ws)
+    if missing is not None:
+        return TypecheckReport(
+            language=detector.language, command="", root=ws.root, exit_code=0, duration=0.0,
+            tool="none", configured=False, note=missing,
+        )
     plan = await detector.typecheck_plan(ws)
     run = await execute(plan, sandbox, env=env, timeout=timeout)
     report = build_findings_report(detector, run, "run_typecheck")

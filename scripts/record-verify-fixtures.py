@@ -48,6 +48,7 @@ CASES = [
     Case("go", ("lint",), overlays=("go-many-findings",)),
     Case("rust", ("tests", "lint", "typecheck", "rerun")),
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
+    Case("rust", ("tests", "rerun"), overlays=("rust-dupnames",)),
     Case("python", ("tests", "lint", "typecheck", "rerun")),
     Case("python", ("lint",), overlays=("python-badconfig",)),
     Case("node", ("tests", "lint", "typecheck", "rerun")),

@@ -39,6 +39,16 @@ TESTS: dict[str, tuple[tuple[int, int, int], list[tuple[str, str | None, int | N
         ],
     ),
     "rust+rust-broken": ((0, 0, 0), [("tests/broken.rs [build failed]", "tests/broken.rs", 4)]),
+    # One test name in two test binaries: two failures, each with its own place.
+    "rust+rust-dupnames": (
+        (2, 4, 1),
+        [
+            ("tests::sub_works", "src/lib.rs", 27),
+            ("panics_with_message", "tests/integration.rs", 12),
+            ("test_parse", "tests/alpha.rs", 4),
+            ("test_parse", "tests/beta.rs", 7),
+        ],
+    ),
     "python": (
         (3, 3, 1),
         [
@@ -68,6 +78,7 @@ TESTS: dict[str, tuple[tuple[int, int, int], list[tuple[str, str | None, int | N
 RERUN_COUNTS: dict[str, tuple[int, int, int]] = {
     "go": (1, 2, 0),  # TestTable/small runs again with its parent
     "rust": (0, 2, 0),
+    "rust+rust-dupnames": (0, 4, 0),
     "python": (0, 3, 0),
     "node": (0, 2, 3),
     "node-jest": (0, 2, 3),

@@ -148,3 +148,15 @@ def test_golangci_lint_findings_are_complete_past_its_default_caps() -> None:
     found = sorted(f.line for f in report.findings if f.file == "many/many.go")
     assert found == lines
     assert {f.rule for f in report.findings if f.file == "many/many.go"} == {"errcheck"}
+
+
+def test_rust_failures_keep_their_own_test_binary() -> None:
+    report = replay_tests("rust+rust-dupnames-tests")
+    shared = {f.package: f for f in report.failures if f.name == "test_parse"}
+    assert set(shared) == {"tests/alpha.rs", "tests/beta.rs"}
+    assert "alpha disagrees" in shared["tests/alpha.rs"].message
+    assert "beta could not parse" in shared["tests/beta.rs"].message
+    assert all(f.package for f in report.failures)
+    rerun = load("rust+rust-dupnames-rerun").plan.argv
+    flags = rerun[rerun.index("--message-format=json") + 1 : rerun.index("--")]
+    assert flags == ["--lib", "--test", "alpha", "--test", "beta", "--test", "integration"]

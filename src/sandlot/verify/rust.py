@@ -22,8 +22,10 @@ class RustDetector(Detector):
     async def test_plan(self, ws: Workspace) -> ToolPlan:
         return self._test(ws, [])
 
-    def _test(self, ws: Workspace, names: list[str]) -> ToolPlan:
+    def _test(self, ws: Workspace, names: list[str], targets: list[str] | None = None) -> ToolPlan:
         argv = ["cargo", "test", "--no-fail-fast", "--message-format=json"]
+        for target in targets or []:
+            argv += libtest.target_flags(target)
         if names:
             argv += ["--", "--exact", *names]
         return ToolPlan(
@@ -63,10 +65,13 @@ class RustDetector(Detector):
         if any(f.kind == "build" for f in report.failures):
             return self._test(ws, [])  # it did not compile: everything must run again
         names = [f.selector for f in report.failures if f.selector]
-        return self._test(ws, list(dict.fromkeys(names)))
+        # Each failure in its own test binary: one cargo run selecting those binaries (a name
+        # shared by two of them runs in both; both are the failing ones or their neighbours).
+        targets = list(dict.fromkeys(f.package for f in report.failures if f.package))
+        return self._test(ws, list(dict.fromkeys(names)), targets)
 
     def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
-        return libtest.parse(run.stdout, root=run.plan.root)
+        return libtest.parse(run.stdout, root=run.plan.root, stderr=run.stderr)
 
     def parse_findings(self, run: ToolRun) -> list[Finding]:
         return cargo.parse(run.stdout, root=run.plan.root)

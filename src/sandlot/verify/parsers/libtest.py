@@ -13,15 +13,63 @@ _RESULT = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?)$")
 _SECTION = re.compile(r"^---- (.+?) stdout ----$")
 # `thread 'tests::sub_works' (19095) panicked at src/lib.rs:27:9:` (the id is newer Rust).
 _PANIC = re.compile(r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?\s*(.*)$")
+# cargo's stderr, one per test binary in the order they run:
+#   `     Running unittests src/lib.rs (target/debug/deps/crate-1a2b)`
+#   `     Running tests/integration.rs (target/debug/deps/integration-3c4d)`
+#   `   Doc-tests crate`
+_RUNNING = re.compile(r"^\s+Running (?:unittests )?(\S+) \((?:.*/)?([^/()]+?)(?:-[0-9a-f]+)?\)$")
+_DOCTESTS = re.compile(r"^\s+Doc-tests (\S+)$")
+_BINARY_START = re.compile(r"^running \d+ tests?$")
 
 
-def parse(stdout: str, *, root: str) -> tuple[int, int, int, list[TestFailure]]:
+def binaries(stderr: str) -> list[str]:
+    """The test binaries cargo ran, in order, each as the target it was built from
+    (`src/lib.rs`, `tests/a.rs`, `src/main.rs`, `src/bin/x.rs`, or `doc`)."""
+    found: list[str] = []
+    for line in stderr.splitlines():
+        running = _RUNNING.match(line)
+        if running:
+            found.append(running.group(1))
+        elif _DOCTESTS.match(line):
+            found.append("doc")
+    return found
+
+
+def target_flags(target: str) -> list[str]:
+    """The cargo test flags that select one test binary again."""
+    if target == "doc":
+        return ["--doc"]
+    if target in ("src/lib.rs",):
+        return ["--lib"]
+    stem = target.rsplit("/", 1)[-1].removesuffix(".rs")
+    if target.startswith("tests/"):
+        return ["--test", stem]
+    if target.startswith("benches/"):
+        return ["--bench", stem]
+    if target.startswith("examples/"):
+        return ["--example", stem]
+    if target.startswith("src/bin/"):
+        return ["--bin", stem]
+    return ["--bins"]  # src/main.rs: the package's binary
+
+
+def parse(
+    stdout: str, *, root: str, stderr: str = ""
+) -> tuple[int, int, int, list[TestFailure]]:
+    """Counts and failures; a failure's `package` is its test binary's target (from cargo's
+    stderr), so a name found in two binaries stays two failures with their own places."""
     passed = failed = skipped = 0
-    failed_names: list[str] = []
-    sections: dict[str, list[str]] = {}
-    current: str | None = None
+    order = binaries(stderr)
+    binary = -1
+    failed_names: list[tuple[int, str]] = []
+    sections: dict[tuple[int, str], list[str]] = {}
+    current: tuple[int, str] | None = None
     for line in stdout.splitlines():
         if line.startswith('{"reason":'):
+            continue
+        if _BINARY_START.match(line):
+            binary += 1
+            current = None
             continue
         result = _RESULT.match(line)
         if result:
@@ -30,14 +78,14 @@ def parse(stdout: str, *, root: str) -> tuple[int, int, int, list[TestFailure]]:
                 passed += 1
             elif status == "FAILED":
                 failed += 1
-                failed_names.append(name)
+                failed_names.append((binary, name))
             else:
                 skipped += 1
             current = None
             continue
         section = _SECTION.match(line)
         if section:
-            current = section.group(1)
+            current = (binary, section.group(1))
             sections[current] = []
             continue
         if current is not None:
@@ -46,7 +94,11 @@ def parse(stdout: str, *, root: str) -> tuple[int, int, int, list[TestFailure]]:
                 continue
             sections[current].append(line)
 
-    failures = [_failure(name, sections.get(name, [])) for name in failed_names]
+    failures = [
+        _failure(name, sections.get((index, name), []),
+                 order[index] if 0 <= index < len(order) else "")
+        for index, name in failed_names
+    ]
     for finding in cargo.parse(stdout, root=root):
         if finding.severity == "error":
             failures.append(
@@ -62,7 +114,7 @@ def parse(stdout: str, *, root: str) -> tuple[int, int, int, list[TestFailure]]:
     return passed, failed, skipped, failures
 
 
-def _failure(name: str, lines: list[str]) -> TestFailure:
+def _failure(name: str, lines: list[str], target: str) -> TestFailure:
     file = line_no = None
     message_lines: list[str] = []
     for index, text in enumerate(lines):
@@ -79,7 +131,7 @@ def _failure(name: str, lines: list[str]) -> TestFailure:
     output = "\n".join(lines).strip("\n")
     return TestFailure(
         name=name,
-        package="",
+        package=target,
         file=file,
         line=line_no,
         message="; ".join(message_lines) or first_line(output),

@@ -30,9 +30,11 @@ if [ "$(cat "$tools/.python-tools" 2>/dev/null)" != "$want" ] || [ ! -x "$tools/
   [ -x "$tools/venv/bin/python" ] || "$py" -m venv "$tools/venv"
   # shellcheck disable=SC2086
   "$tools/venv/bin/python" -m pip install -q --disable-pip-version-check $py_tools
-  for bin in ruff mypy pytest; do ln -sfn "$tools/venv/bin/$bin" "$tools/bin/$bin"; done
   echo "$want" > "$tools/.python-tools"
 fi
+# python3 too: run_tests runs `python3 -m pytest`, so a project without its own .venv is tested
+# with the interpreter that has pytest. (Linked every run: cheap, and idempotent.)
+for bin in ruff mypy pytest python3; do ln -sfn "$tools/venv/bin/$bin" "$tools/bin/$bin"; done
 
 if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
   echo "verify-tools: adding rustup components clippy, rustfmt"

@@ -96,6 +96,8 @@ class TestReport(_Report):
 
     runner: str
     """go-test, pytest, jest, vitest, node-test, cargo-test (or `<pm>-script` when unparsed)."""
+    interpreter: str = ""
+    """Python: the interpreter that ran the tests (the project's .venv one when it has one)."""
     passed: int = 0
     failed: int = 0
     skipped: int = 0

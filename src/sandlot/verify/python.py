@@ -15,6 +15,11 @@ from .parsers import junit, mypy, ruff
 from .plan import ToolPlan, ToolRun
 from .runner import report_path
 
+#: Tells the report which interpreter ran the tests (a stderr line; see tools.py).
+INTERPRETER_LINE = (
+    "printf 'sandlot-interpreter: %s\\n' \"$(command -v python3 2>/dev/null)\" >&2"
+)
+
 
 class PythonDetector(Detector):
     language: ClassVar[Language] = "python"
@@ -33,9 +38,16 @@ class PythonDetector(Detector):
             language="python",
             tool="pytest",
             runner="pytest",
-            binary="pytest",
+            # `python3 -m pytest` with the project's interpreter (its .venv first on PATH): a
+            # bare `pytest` from elsewhere on PATH can bring another environment's plugins and
+            # an installed copy of the package; -m also puts the root first on sys.path, so
+            # the project's own source is what is imported. The interpreter is reported.
+            binary="python3",
+            prelude=[INTERPRETER_LINE],
             # xunit1 keeps each test's file; -p no:cacheprovider keeps the workspace clean.
             argv=[
+                "python3",
+                "-m",
                 "pytest",
                 "-o",
                 "junit_family=xunit1",

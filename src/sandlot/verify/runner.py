@@ -101,6 +101,9 @@ async def execute(
     )
 
 
+_NO_MODULE = re.compile(r"No module named (\w+)")
+
+
 def _missing_binary(run: ToolRun) -> str | None:
     rustup = _RUSTUP_MISSING.search(run.stderr)
     if rustup and run.exit_code != 0:
@@ -122,6 +125,14 @@ def check_outcome(run: ToolRun, caller: str) -> None:
     """Raise when the tool is missing, timed out or failed in itself; return when its exit code
     means "ran cleanly" or "ran and found problems" (the detector's own codes)."""
     plan = run.plan
+    module = _NO_MODULE.search(run.stderr)
+    if module and plan.argv[:2] == ["python3", "-m"] and module.group(1) == plan.argv[2]:
+        name = module.group(1)
+        raise VerifyToolMissingError(
+            f"{caller}: the project's python3 has no {name} module; install it where the tests "
+            f"run (e.g. `.venv/bin/pip install {name}` in the project, or pip install {name})",
+            binary=name,
+        )
     binary = _missing_binary(run)
     if binary is not None:
         if plan.kind == "lint":

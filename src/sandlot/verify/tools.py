@@ -8,6 +8,7 @@ named `workspace` resolved by a `workspaces` object (e.g. `sandlot.workspaces.Wo
 from __future__ import annotations
 
 import posixpath
+import re
 import weakref
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -106,6 +107,9 @@ def _raw(run: ToolRun) -> dict[str, Any]:
     }
 
 
+_INTERPRETER = re.compile(r"^sandlot-interpreter: (.*)$", re.M)
+
+
 def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests") -> TestReport:
     """Judge and parse a finished test run. Pure: the recorded-output tests call it directly."""
     check_outcome(run, caller)
@@ -118,9 +122,11 @@ def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests
         passed, failed, skipped, failures = detector.parse_tests(run)
         if run.exit_code in plan.finding_codes and not failures:
             raise nothing_parsed(run, caller)
+    shown = _INTERPRETER.search(run.stderr)
     return TestReport(
         language=plan.language,
         runner=plan.runner or "unknown",
+        interpreter=shown.group(1).strip() if shown else "",
         passed=passed,
         failed=failed,
         skipped=skipped,

@@ -30,7 +30,7 @@ from sandlot.ssh import ProxyCommand, SSHConnection, SSHOptions
 from sandlot.testing import AgentSpec, FakeCoderDeployment
 
 from .core import Measurement, Unavailable, format_table, interleaved
-from .measures import Scratch, parallel_floor, raw_subprocess
+from .measures import Scratch, parallel_floor, raw_subprocess, real_coder
 
 TARGET_VS_PROCESS = 1 / 30
 TARGET_VS_LOCAL = 3.0
@@ -80,26 +80,15 @@ async def run(quick: bool = False) -> list[Measurement]:
 async def _real(rounds: int) -> list[Measurement]:
     """The same measurements on a real Coder deployment, when tests/realcoder can start one
     (the release from scripts/build-coder.sh is cached and PostgreSQL is installed)."""
-    try:
-        from tests.realcoder.harness import RealCoder, cached_binary
-        from tests.realcoder.postgres import find_pg_bin
-    except ImportError:
-        return []
-    binary = cached_binary()
-    if binary is None or find_pg_bin() is None:
-        print("bench: coder: no real Coder build cached; fake deployment only", file=sys.stderr)
-        return []
-    coder = RealCoder(binary)
-    coder.__enter__()  # on this thread: the harness's children die with their thread
-    try:
+    with real_coder("coder") as found:
+        if found is None:
+            return []
+        coder, label = found
         provider = sandlot.coder(
             template=coder.template_single, on_close="delete", coder_binary=str(coder.binary),
             coder_url=coder.url, session_token=coder.session_token,
         )
-        label = f"coder (real {binary.parent.name})"
         return await _measure(label, provider, Path(coder.binary), coder.cli_env(), rounds)
-    finally:
-        coder.__exit__(None, None, None)
 
 
 async def _measure(

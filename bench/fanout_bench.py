@@ -21,7 +21,7 @@ from sandlot.fanout import Slot
 from sandlot.testing import AgentSpec, FakeCoderDeployment
 
 from .core import Measurement
-from .measures import Scratch
+from .measures import Scratch, real_coder
 
 TEMPLATE = "fanout"
 PROBE = Path(__file__).with_name("fanout_rss_probe.py")
@@ -98,22 +98,12 @@ async def run(quick: bool = False) -> list[Measurement]:
 
 async def _real(rounds: int) -> list[Measurement]:
     """N = 1 and 4 on a real Coder deployment, when tests/realcoder can start one."""
-    try:
-        from tests.realcoder.harness import RealCoder, cached_binary
-        from tests.realcoder.postgres import find_pg_bin
-    except ImportError:
-        return []
-    binary = cached_binary()
-    if binary is None or find_pg_bin() is None:
-        print("bench: fanout: no real Coder build cached; fake deployment only", file=sys.stderr)
-        return []
-    coder = RealCoder(binary)
-    coder.__enter__()  # on this thread: the harness's children die with their thread
-    try:
+    with real_coder("fanout") as found:
+        if found is None:
+            return []
+        coder, label = found
         provider = sandlot.coder(
             template=coder.template_single, on_close="delete", coder_binary=str(coder.binary),
             coder_url=coder.url, session_token=coder.session_token,
         )
-        return await _scaling(f"coder (real {binary.parent.name})", provider, [4], rounds)
-    finally:
-        coder.__exit__(None, None, None)
+        return await _scaling(label, provider, [4], rounds)

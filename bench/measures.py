@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -175,3 +177,27 @@ class Scratch:
 
 def now() -> float:
     return time.time()
+
+
+@contextlib.contextmanager
+def real_coder(suite: str) -> Iterator[tuple[Any, str] | None]:
+    """A real Coder deployment from tests/realcoder and its label, or None (said on stderr)
+    when this machine has no cached release build or no PostgreSQL."""
+    try:
+        from tests.realcoder.harness import RealCoder, cached_binary
+        from tests.realcoder.postgres import find_pg_bin
+    except ImportError:
+        yield None
+        return
+    binary = cached_binary()
+    if binary is None or find_pg_bin() is None:
+        print(f"bench: {suite}: no real Coder build cached; fake deployment only",
+              file=sys.stderr)
+        yield None
+        return
+    coder = RealCoder(binary)
+    coder.__enter__()  # on this thread: the harness's children die with their thread
+    try:
+        yield coder, f"coder (real {binary.parent.name})"
+    finally:
+        coder.__exit__(None, None, None)

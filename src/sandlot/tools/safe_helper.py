@@ -66,35 +66,38 @@ class Walk:
         raise Fail(ESCAPES, target)
 
     def resolve(self, target: str, create_dirs: bool = False) -> tuple[int, str | None]:
-        """(parent fd, final name or None for the root itself). Intermediate directories are
-        created when `create_dirs` (mkdir through the parent descriptor)."""
+        """(parent fd, final name), or (the directory's fd, None) when the path names a
+        directory through `.`/`..`. A symlink anywhere, the last component included, is
+        followed by hand. Intermediate directories are created when `create_dirs` (mkdir
+        through the parent descriptor)."""
         parts = self.relative(target)
         stack = [os.dup(self.root_fd)]
         hops = 0
         try:
             while parts:
                 name = parts.pop(0)
-                if name in ("", "."):
+                if name in ("", ".", ".."):
+                    if name == "..":
+                        if len(stack) == 1:
+                            raise Fail(ESCAPES, target)
+                        os.close(stack.pop())
                     continue
-                if name == "..":
-                    if len(stack) == 1:
-                        raise Fail(ESCAPES, target)
-                    os.close(stack.pop())
+                link = self._link(stack[-1], name)
+                if link is not None:
+                    hops += 1
+                    if hops > MAX_HOPS:
+                        raise Fail(UNRESOLVABLE, name)
+                    parts[:0] = self._follow(stack, link, target)
                     continue
                 if not parts:
-                    name = self._final(stack, name, target, hops)
                     return stack.pop(), name
                 try:
                     fd = os.open(name, DIR_FLAGS, dir_fd=stack[-1])
                 except OSError as exc:
-                    link = self._link(stack[-1], name)
-                    if link is not None:
-                        hops += 1
-                        if hops > MAX_HOPS:
-                            raise Fail(UNRESOLVABLE, name) from None
-                        parts[:0] = self._follow(stack, link, target)
+                    if self._link(stack[-1], name) is not None:
+                        parts.insert(0, name)  # it became a link meanwhile: follow it
                         continue
-                    if exc.errno == errno.ENOENT and create_dirs:
+                    if exc.errno == errno.ENOENT and create_dirs and ".." not in parts:
                         try:
                             os.mkdir(name, 0o777, dir_fd=stack[-1])
                         except FileExistsError:
@@ -115,47 +118,6 @@ class Walk:
         finally:
             for fd in stack:
                 os.close(fd)
-
-    def _final(self, stack: list[int], name: str, target: str, hops: int) -> str:
-        """The last component: a symlink there is followed (inside the root) as well."""
-        while True:
-            link = self._link(stack[-1], name)
-            if link is None:
-                return name
-            hops += 1
-            if hops > MAX_HOPS:
-                raise Fail(UNRESOLVABLE, name)
-            rest = self._follow(stack, link, target)
-            # Walk the link's own components, then continue with its last one.
-            while len(rest) > 1:
-                step = rest.pop(0)
-                if step in ("", "."):
-                    continue
-                if step == "..":
-                    if len(stack) == 1:
-                        raise Fail(ESCAPES, target)
-                    os.close(stack.pop())
-                    continue
-                try:
-                    fd = os.open(step, DIR_FLAGS, dir_fd=stack[-1])
-                except OSError:
-                    inner = self._link(stack[-1], step)
-                    if inner is None and ".." in rest:
-                        raise Fail(ESCAPES, target) from None
-                    if inner is None:
-                        raise Fail(NOT_FOUND, target) from None
-                    hops += 1
-                    if hops > MAX_HOPS:
-                        raise Fail(UNRESOLVABLE, step) from None
-                    rest[:0] = self._follow(stack, inner, target)
-                    continue
-                stack.append(fd)
-            name = rest[0] if rest else "."
-            if name == "..":
-                if len(stack) == 1:
-                    raise Fail(ESCAPES, target)
-                os.close(stack.pop())
-                name = "."
 
     @staticmethod
     def _link(dir_fd: int, name: str) -> str | None:

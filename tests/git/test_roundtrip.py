@@ -254,3 +254,18 @@ async def test_two_sandboxes_pull_into_one_repository_at_once(
         assert run(host_repo, "log", "-1", "--format=%s", f"sandlot/par-{index}").strip() == \
             f"from {index}"
     assert os.path.exists(host_repo / ".git")
+
+
+async def test_submodules_and_lfs_are_named_not_corrupted(
+    git_sandbox: Sandbox, host_repo: Path
+) -> None:
+    head = run(host_repo, "rev-parse", "HEAD").strip()
+    run(host_repo, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor/lib")
+    (host_repo / ".gitattributes").write_text("*.psd filter=lfs diff=lfs merge=lfs -text\n")
+    run(host_repo, "add", ".gitattributes")
+    run(host_repo, "commit", "-qm", "a submodule and LFS")
+    checkout = await git.push_in(git_sandbox, repo=str(host_repo))
+    assert any("submodule vendor/lib" in n for n in checkout.notes)
+    assert any("LFS" in n for n in checkout.notes)
+    gitlink = await _sh(git_sandbox, checkout.path, "git ls-files -s vendor/lib")
+    assert gitlink.startswith(f"160000 {head}")

@@ -368,6 +368,13 @@ async def _refuse_checked_out(root: Path, full: str) -> None:
 
 async def _fetch(sandbox: Sandbox, root: Path, where: str, base: str, head: str) -> None:
     bundle = posixpath.join(where, ".git", "sandlot-out.bundle")
+    removed = False
+
+    async def remove() -> None:
+        nonlocal removed
+        await sandbox.exec(["rm", "-f", "--", bundle])
+        removed = True
+
     try:
         made = await sandbox.exec(["sh", "-c", _BUNDLE, "sh", where, base])
         if made.exit_code != 0:
@@ -376,11 +383,16 @@ async def _fetch(sandbox: Sandbox, root: Path, where: str, base: str, head: str)
             local = Path(tmp) / "out.bundle"
             await sandbox.copy_out(bundle, local)
             # Objects only (fetch checks the bundle's prerequisites itself): no ref, no
-            # FETCH_HEAD. The branch is written by update-ref after.
-            await git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(local),
-                      head, what="fetching the sandbox's commits")
+            # FETCH_HEAD. The branch is written by update-ref after. The sandbox's copy of
+            # the bundle is removed meanwhile.
+            await asyncio.gather(
+                git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(local),
+                    head, what="fetching the sandbox's commits"),
+                remove(),
+            )
     finally:
-        await sandbox.exec(["rm", "-f", "--", bundle])
+        if not removed:
+            await sandbox.exec(["rm", "-f", "--", bundle])
 
 
 async def _commits(root: Path, base: str, head: str) -> list[Commit]:

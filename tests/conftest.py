@@ -23,7 +23,17 @@ def _private_docker_engine() -> Iterator[None]:
     from tests import docker_engine
 
     leftovers = docker_engine.shutdown_shared()
-    assert not leftovers, f"sandlot containers left behind after the session: {leftovers}"
+    where = [f"{name} (first seen after {docker_engine.first_seen(name)})" for name in leftovers]
+    assert not leftovers, f"sandlot containers left behind after the session: {where}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _docker_containers_by_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Note which module each container appeared in (see _private_docker_engine)."""
+    yield
+    from tests import docker_engine
+
+    docker_engine.note_containers(request.module.__name__)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -514,6 +514,23 @@ def shared() -> DockerEngine:
     return _shared
 
 
+_first_seen: dict[str, str] = {}
+
+
+def note_containers(where: str) -> None:
+    """Remember the test module in which each sandlot container was first seen, so a leak
+    reported at the end of the session names where it began."""
+    if _shared is None or not _shared.running:
+        return
+    with contextlib.suppress(Exception):
+        for name in _shared.sandlot_containers():
+            _first_seen.setdefault(name, where)
+
+
+def first_seen(name: str) -> str:
+    return _first_seen.get(name, "unknown")
+
+
 def shutdown_shared() -> list[str]:
     """Stop the shared engine if it ran; return the sandlot containers it still held."""
     global _shared

@@ -36,7 +36,7 @@ def test_docker_run_on_a_private_engine(tmp_path: Path) -> None:
     verify = run.scenario("docker", "verify")
     assert verify["status"] == "skipped"
     assert verify["error"].startswith("no verify tool is installed in the sandbox (missing: ")
-    assert "pytest" in verify["error"] and "go" in verify["error"]
+    assert "python3" in verify["error"] and "go" in verify["error"]
     modes = run.scenario("docker", "run-code")
     assert modes["status"] == "skipped"
     assert "python3" in modes["error"] and "bash" in modes["error"]

@@ -314,52 +314,141 @@ def op_grep(
     walk: Walk, target: str, rg_pat: str, ere: str, selector: str, icase: str, ctx: str,
     limit: str, use_rg: str, excludes: str,
 ) -> None:
-    """grep on one file: opened here, searched as /dev/fd/N, shown under its own name. A
-    directory is searched by the sh script (its listing is NUL-separated and re-checked)."""
+    """grep through descriptors: one file, or every regular file below a directory (listed
+    by os.fwalk, which never enters a symlink), each opened component by component with
+    O_NOFOLLOW from the directory's descriptor and searched as /dev/fd/N under its own name:
+    a name a racing process turns into a symlink is skipped, never followed."""
+    engine = "rg" if use_rg == "1" and which("rg") else "find"
+    flags = ["-i"] if icase == "i" else []
+    sink = Bounded(int(limit))
+    check_pattern(engine, rg_pat, ere, flags)
     try:
         fd = open_file(walk, target)
     except Fail as failure:
         if failure.code != IS_A_DIRECTORY:
             raise
         enter_directory(walk, target)
-        os.execvp("sh", ["sh", "-c", SCRIPT, "sandlot-grep", ".", ".", rg_pat, ere,
-                         selector, icase, ctx, limit, use_rg, excludes])
-    name = "./" + target.rsplit("/", 1)[-1]
-    dev = f"/dev/fd/{fd}"
-    engine = "rg" if use_rg == "1" and which("rg") else "find"
-    flags = ["-i"] if icase == "i" else []
-    out(b"\x1eengine %s\n\x1ekind file\n" % engine.encode())
-    sys.stdout.flush()
-    if engine == "rg":
-        done = subprocess.run(["rg", "--no-config", "--json", *flags, "-C", ctx, "-e", rg_pat,
-                               "--", dev], pass_fds=[fd], capture_output=True, check=False)
-        if done.returncode == 2 and not done.stdout:
-            raise Fail(BAD_PATTERN, done.stderr.decode("utf-8", "replace").strip())
-        for line in done.stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
+        sink.write(b"\x1eengine %s\n\x1ekind dir\n" % engine.encode())
+        top = os.open(".", DIR_FLAGS)
+        names = names_below(selector, set(excludes.split("/")) - {""})
+        for start in range(0, len(names), 256):
+            batch: list[tuple[str, int]] = []
+            for name in names[start:start + 256]:
+                opened = open_below(top, name[2:])
+                if opened is not None:
+                    batch.append((os.fsdecode(name), opened))
+            search(batch, engine, rg_pat, ere, flags, ctx, sink)
+        return
+    sink.write(b"\x1eengine %s\n\x1ekind file\n" % engine.encode())
+    search([("./" + target.rsplit("/", 1)[-1], fd)], engine, rg_pat, ere, flags, ctx, sink)
+
+
+class Bounded:
+    """Standard output, cut after `limit` bytes (the sh scripts' `head -c`)."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def write(self, data: bytes) -> None:
+        if self.left > 0:
+            out(data[: self.left])
+            self.left -= len(data)
+
+
+def check_pattern(engine: str, rg_pat: str, ere: str, flags: list[str]) -> None:
+    argv = (["rg", "--no-config", *flags, "-e", rg_pat] if engine == "rg"
+            else ["grep", "-E", *flags, "-e", ere])
+    done = subprocess.run(argv, input=b"\n", capture_output=True, check=False)
+    if done.returncode == 2:
+        raise Fail(BAD_PATTERN, done.stderr.decode("utf-8", "replace").strip())
+
+
+def names_below(selector: str, excludes: set[str]) -> list[bytes]:
+    """Every file name below "." ("./" first; symlinks to directories are not entered, an
+    excluded name is pruned), sorted by bytes, as the sh script lists them. Names are only
+    collected here: each file is opened later by open_below, so a tree of any size never
+    holds more than a batch open."""
+    found: list[bytes] = []
+    for folder, dirs, files, _ in os.fwalk(b".", follow_symlinks=False):
+        dirs[:] = [d for d in dirs if os.fsdecode(d) not in excludes]
+        found.extend(os.path.join(folder, name) for name in files
+                     if os.fsdecode(name) not in excludes)
+    if selector and found:
+        # The same grep -E as the sh script's select0, so the glob's ERE means the same.
+        chosen = subprocess.run(["grep", "-z", "-E", "-e", "^\\./" + selector[1:]],
+                                input=b"\0".join(found) + b"\0", capture_output=True,
+                                env={**os.environ, "LC_ALL": "C"}, check=False)
+        found = [name for name in chosen.stdout.split(b"\0") if name]
+    found.sort()
+    return found
+
+
+def open_below(top: int, rel: bytes) -> int | None:
+    """The regular file REL opened from the directory descriptor TOP one component at a time,
+    none of them followed if it is (or became) a symlink: None when it is not a regular file
+    of this tree any more."""
+    parts = rel.split(b"/")
+    fd = os.dup(top)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        found = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                        dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(found).st_mode):
+        os.close(found)
+        return None
+    os.set_blocking(found, True)
+    return found
+
+
+def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
+           flags: list[str], ctx: str, sink: Bounded) -> None:
+    """Search the open files; output as the sh script prints it, under the files' names."""
+    if not entries:
+        return
+    names = {f"/dev/fd/{fd}": name for name, fd in entries}
+    fds = [fd for _, fd in entries]
+    try:
+        if engine == "rg":
+            # -j1: one thread searches the files in the order given (the names' order).
+            done = subprocess.run(["rg", "--no-config", "--json", "-j1", *flags, "-C", ctx, "-e",
+                                   rg_pat, "--", *names], pass_fds=fds, capture_output=True,
+                                  check=False)
+            for line in done.stdout.splitlines():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                data = event.get("data") or {}
+                shown = (data.get("path") or {}).get("text")
+                if shown in names:
+                    data["path"] = {"text": names[shown]}
+                sink.write(json.dumps(event).encode() + b"\n")
+            return
+        hits = subprocess.run(["grep", "-l", "-a", "-E", *flags, "-e", ere, "--", *names],
+                              pass_fds=fds, capture_output=True, check=False)
+        context = ["-C", ctx] if int(ctx) > 0 else []
+        for dev in hits.stdout.decode().split("\n"):
+            if dev not in names:
                 continue
-            data = event.get("data") or {}
-            if "path" in data:
-                data["path"] = {"text": name}
-            out(json.dumps(event).encode() + b"\n")
-        return
-    head = os.pread(fd, 8192, 0)
-    probe = subprocess.run(["grep", "-q", "-a", "-E", *flags, "-e", ere, "--", dev],
-                           pass_fds=[fd], capture_output=True, check=False)
-    if probe.returncode == 2:
-        raise Fail(BAD_PATTERN, probe.stderr.decode("utf-8", "replace").strip())
-    if probe.returncode != 0:
-        return
-    if is_binary(head):
-        out(b"\x1eB" + name.encode("utf-8", "surrogateescape") + b"\0")
-        return
-    out(b"\x1eF" + name.encode("utf-8", "surrogateescape") + b"\0")
-    context = ["-C", ctx] if int(ctx) > 0 else []
-    done = subprocess.run(["grep", "-n", "-a", "-E", *flags, *context, "-e", ere, "--", dev],
-                          pass_fds=[fd], capture_output=True, check=False)
-    out(done.stdout)
+            name = names[dev].encode("utf-8", "surrogateescape")
+            fd = int(dev.rsplit("/", 1)[1])
+            if is_binary(os.pread(fd, 8192, 0)):
+                sink.write(b"\x1eB" + name + b"\0")
+                continue
+            sink.write(b"\x1eF" + name + b"\0")
+            lines = subprocess.run(["grep", "-n", "-a", "-E", *flags, *context, "-e", ere,
+                                    "--", dev], pass_fds=[fd], capture_output=True, check=False)
+            sink.write(lines.stdout)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def enter_directory(walk: Walk, target: str) -> None:

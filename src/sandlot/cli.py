@@ -24,6 +24,7 @@ SUBCOMMANDS: list[str] = [
     "sandlot.commands.serve",
     "sandlot.commands.fanout_cmd",
     "sandlot.commands.run_cmd",
+    "sandlot.commands.mcp_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

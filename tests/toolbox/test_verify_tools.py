@@ -74,6 +74,10 @@ async def test_an_edit_then_a_failing_test_points_at_the_line(verify_box: Toolbo
         failure = failing.report.failures[0]
         assert (failure.name, failure.file, failure.line) == ("TestGreet", "main_test.go", 7)
         assert "FAIL TestGreet at main_test.go:7" in failing.text
+        again = await verify_box.call("run_failing_tests", {"workspace": "primary"})
+        assert isinstance(again, VerifyResult) and isinstance(again.report, TestReport)
+        assert (again.passed, again.report.failed, again.report.passed) == (False, 1, 0)
+        assert [f.name for f in again.report.failures] == ["TestGreet"]
     finally:
         await verify_box.edit("main_test.go", '"hello, rust"', '"hello, go (svc 1.2.3)"',
                               workspace="primary")

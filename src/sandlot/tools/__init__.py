@@ -1,5 +1,6 @@
 """Agent tools over named workspaces: read, write, edit, glob, grep, bash, and the verify
-tools (run_tests, run_lint, run_typecheck, run_script) in the chosen workspace.
+tools (run_tests, run_lint, run_typecheck, run_failing_tests, run_script) in the chosen
+workspace, and run_code (a snippet in a runtime mode).
 
     from sandlot.tools import Toolbox
 
@@ -22,6 +23,7 @@ from .models import (
     GrepResult,
     KillShellResult,
     ReadResult,
+    RunCodeResult,
     ToolResult,
     WriteResult,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "KillShellResult",
     "ReadResult",
     "ReadTracker",
+    "RunCodeResult",
     "ToolResult",
     "ToolSpec",
     "Toolbox",

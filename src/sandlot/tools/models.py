@@ -105,6 +105,20 @@ class KillShellArgs(_Args):
     shell_id: str = Field(description="The shell_id bash returned.")
 
 
+class RunCodeArgs(_Args):
+    """Run a snippet of code in a runtime mode."""
+
+    code: str = Field(description="The program's source, run as one file.")
+    mode: Literal["python", "golang", "node", "shell"] | None = Field(
+        default=None, description="Runtime: python, golang, node or shell (bash). Omitted: "
+        "the sandbox's configured mode ($SANDLOT_MODE), else the first one installed.")
+    requirements: list[str] = Field(
+        default_factory=list, description="Packages to install first (pip for python, npm "
+        "for node), e.g. [\"requests==2.32.3\"].")
+    timeout: float | None = Field(default=None, gt=0, description="Seconds before the run "
+                                  "(installs included) is ended (default 120).")
+
+
 # ---- results ----------------------------------------------------------------------------
 
 
@@ -185,6 +199,16 @@ class BashResult(ToolResult):
     timed_out: bool = False
     truncated: bool = False
     shell_id: str | None = None
+
+
+class RunCodeResult(ToolResult):
+    mode: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+    notes: list[str] = Field(default_factory=list)
 
 
 ShellStatus = Literal["running", "exited", "killed", "timed_out"]

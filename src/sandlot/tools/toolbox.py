@@ -28,7 +28,7 @@ from ..errors import (
     ToolError,
     WorkspaceError,
 )
-from ..sandbox import Sandbox
+from ..sandbox import ExecResult, Sandbox
 from ..workspaces import Workspace, WorkspaceSet
 from . import safe_mode, scripts
 from .models import (
@@ -48,6 +48,8 @@ from .models import (
     KillShellResult,
     ReadArgs,
     ReadResult,
+    RunCodeArgs,
+    RunCodeResult,
     ToolResult,
     WriteArgs,
     WriteResult,
@@ -121,6 +123,9 @@ TOOLS: dict[str, ToolSpec] = {
                  BashOutputArgs, True),
         ToolSpec("kill_shell", "End a background shell and every process it started.",
                  KillShellArgs, True),
+        ToolSpec("run_code", "Run a snippet of code (python, golang, node or shell) in a "
+                 "fresh file in the sandbox and return its exit code and output; "
+                 "requirements are installed first.", RunCodeArgs, True),
         ToolSpec("run_tests", "Run the project's whole test suite in the workspace (go test, "
                  "cargo test, the package.json test script, pytest) and return passed/failed "
                  "counts and each failure with its file and line.", VerifyArgs, True),
@@ -128,6 +133,9 @@ TOOLS: dict[str, ToolSpec] = {
                  "clippy, eslint, ruff) and return its findings.", VerifyArgs, True),
         ToolSpec("run_typecheck", "Run the project's type checker in the workspace (go vet, "
                  "cargo check, tsc, mypy) and return its findings.", VerifyArgs, True),
+        ToolSpec("run_failing_tests", "Run again only the tests that failed in this "
+                 "workspace's last run_tests (or run_failing_tests), and return their new "
+                 "results.", VerifyArgs, True),
         ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
                  "package manager.", RunScriptArgs, True),
     ]
@@ -210,6 +218,9 @@ class Toolbox:
         self.edit_bytes = edit_bytes
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
+        #: Called with each output line of a foreground bash or run_code while it runs (the
+        #: MCP server turns them into progress notifications).
+        self.on_output: Callable[[str], None] | None = None
 
     def __repr__(self) -> str:
         mode = " readonly" if self.readonly else ""
@@ -637,6 +648,20 @@ class Toolbox:
         return VerifyResult(tool="run_typecheck", text=render_findings(report),
                             workspace=ws.name, passed=report.ok, report=report)
 
+    async def run_failing_tests(self, language: str | None = None, *,
+                                workspace: str | None = None) -> VerifyResult:
+        """sandlot.verify.run_failing_tests: the last report's failures, in the chosen
+        workspace."""
+        self._mutating("run_failing_tests")
+        from .. import verify
+
+        ws = self.workspaces.choose(workspace)
+        report = await verify.run_failing_tests(self.sandbox, language=language,
+                                                workspace=ws.name, workspaces=self.workspaces,
+                                                env=self.env or None)
+        return VerifyResult(tool="run_failing_tests", text=render_tests(report),
+                            workspace=ws.name, passed=report.ok, report=report)
+
     async def run_script(self, name: str, *, workspace: str | None = None) -> VerifyResult:
         """sandlot.verify.run_script (a package.json script) in the chosen workspace."""
         self._mutating("run_script")
@@ -676,7 +701,34 @@ class Toolbox:
                      f'kill_shell(shell_id="{shell.id}").')
         limit = timeout if timeout is not None else self.bash_timeout
         result = await self.sandbox.exec(command, cwd=ws.root, env=self.env, timeout=limit,
-                                         max_output=self.bash_output_bytes)
+                                         max_output=self.bash_output_bytes,
+                                         on_stdout=self.on_output, on_stderr=self.on_output)
+        return BashResult(tool="bash", text=self._render_run(result, limit), workspace=ws.name,
+                          command=command, exit_code=result.exit_code, stdout=result.stdout,
+                          stderr=result.stderr, timed_out=result.timed_out,
+                          truncated=result.truncated)
+
+    async def run_code(self, code: str, mode: str | None = None,
+                       requirements: list[str] | None = None,
+                       timeout: float | None = None) -> RunCodeResult:
+        """sandlot.modes.run_code: `code` in a fresh file, run in its runtime mode."""
+        self._mutating("run_code")
+        from .. import modes
+
+        limit = timeout if timeout is not None else self.bash_timeout
+        result = await modes.run_code(self.sandbox, code, mode, requirements or (), limit,
+                                      env=self.env, max_output=self.bash_output_bytes,
+                                      on_stdout=self.on_output, on_stderr=self.on_output)
+        text = self._render_run(result, limit)
+        if result.notes:
+            text += "\n" + "\n".join(f"[note: {note}]" for note in result.notes)
+        return RunCodeResult(tool="run_code", text=text, mode=result.mode,
+                             exit_code=result.exit_code, stdout=result.stdout,
+                             stderr=result.stderr, timed_out=result.timed_out,
+                             truncated=result.truncated, notes=list(result.notes))
+
+    def _render_run(self, result: ExecResult, limit: float) -> str:
+        """A finished command as the model reads it: output tails, then how it ended."""
         parts: list[str] = []
         if result.stdout_truncated:
             parts.append(f"[stdout cut: showing its last {self.bash_output_bytes} bytes]")
@@ -691,10 +743,7 @@ class Toolbox:
                          "were ended]")
         else:
             parts.append(f"[exit code {result.exit_code}]")
-        return BashResult(tool="bash", text="\n".join(parts), workspace=ws.name,
-                          command=command, exit_code=result.exit_code, stdout=result.stdout,
-                          stderr=result.stderr, timed_out=result.timed_out,
-                          truncated=result.truncated)
+        return "\n".join(parts)
 
     def _shell(self, tool: str, shell_id: str) -> Any:
         shell = self.shells.get(shell_id)

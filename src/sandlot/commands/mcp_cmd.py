@@ -12,7 +12,7 @@ import os
 import posixpath
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,8 @@ def register(subparsers: Any) -> None:
                         "workspace (git round trip)")
     parser.add_argument("--branch", help="with --repo: at shutdown, bring the commits made in "
                         "the sandbox back as this new branch of the repository")
+    parser.add_argument("--commit-uncommitted", metavar="MESSAGE",
+                        help="with --branch: commit what the agent left uncommitted first")
     parser.add_argument("--readonly", action="store_true",
                         help="offer only the tools that change nothing (read, glob, grep)")
     parser.add_argument("--http", action="store_true",
@@ -110,6 +112,8 @@ async def run(args: argparse.Namespace) -> int:
     for name, host in copies.items():
         if not Path(host).is_dir():
             raise WorkspaceError(f"--workspace {name}={host}: no such host directory")
+    if repo is not None and args.branch:
+        await _check_branch(repo[1], args.branch)  # before the agent works, not after
     settings = _binding(args) if args.http else None
     if args.progress_interval <= 0:
         raise ConfigurationError("--progress-interval must be a positive number of seconds")
@@ -140,7 +144,8 @@ async def run(args: argparse.Namespace) -> int:
                             await _serve_http(server, settings, sandbox.name, where, stop)
                 finally:
                     if repo is not None and args.branch:
-                        await _bring_back(sandbox, repo[1], args.branch)
+                        await _bring_back(sandbox, repo[1], box.workspaces.resolve(repo[0]),
+                                          args.branch, args.commit_uncommitted)
                     _say(f"closing sandbox {sandbox.name}")
             group.cancel_scope.cancel()
     return 128 + stop.signal if stop.signal else 0
@@ -207,9 +212,70 @@ def _instructions(box: Any) -> str:
 async def _serve_stdio(server: Any) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    lines = _PipeLines.claim()
+    try:
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        if lines is not None:
+            lines.restore()
     _say("the client closed stdin")
+
+
+class _PipeLines:
+    """The protocol's input lines, read from the pipe without a worker thread.
+
+    The SDK reads stdin in a thread, which a cancellation cannot interrupt: SIGTERM would
+    wait for the client's next message. Read through the event loop instead, the server ends
+    (and closes its sandbox) at once. Standard input is moved to another descriptor and fd 0
+    points at /dev/null meanwhile, so nothing the server starts can read the protocol."""
+
+    LIMIT = 256 << 20  # one JSON-RPC message per line; a write tool call can be large
+
+    def __init__(self, fd: int, saved: int) -> None:
+        self.fd = fd
+        self.saved = saved
+
+    @classmethod
+    def claim(cls) -> _PipeLines | None:
+        """None when stdin is not a pipe, socket or terminal (the SDK's reader then)."""
+        import stat
+
+        try:
+            mode = os.fstat(0).st_mode
+        except OSError:
+            return None
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+            return None
+        fd = os.dup(0)
+        saved = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        return cls(fd, saved)
+
+    def restore(self) -> None:
+        os.dup2(self.saved, 0)
+        os.close(self.saved)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=self.LIMIT)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.fd, "rb", 0))
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                yield line.decode("utf-8", "replace")
+        finally:
+            transport.close()
 
 
 async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _Stop) -> None:
@@ -247,11 +313,31 @@ async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _
     await web.serve()
 
 
-async def _bring_back(sandbox: Any, repo: Path, branch: str) -> None:
-    from .. import git
+async def _check_branch(repo: Path, branch: str) -> None:
+    from ..errors import BranchExistsError
+    from ..git.host import check_branch_name, git, toplevel
 
-    with anyio.CancelScope(shield=True):
-        back = await git.pull_out(sandbox, repo=str(repo), branch=branch)
+    root = await toplevel(repo)
+    await check_branch_name(root, branch)
+    shown = await git(root, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}",
+                      check=False)
+    if shown.code == 0:
+        raise BranchExistsError(f"branch {branch!r} already exists in {root}; choose another "
+                                "name for the agent's commits")
+
+
+async def _bring_back(sandbox: Any, repo: Path, dest: str, branch: str,
+                      commit_uncommitted: str | None) -> None:
+    from .. import git
+    from ..errors import SandlotError
+
+    try:
+        with anyio.CancelScope(shield=True):
+            back = await git.pull_out(sandbox, repo=str(repo), branch=branch, dest=dest,
+                                      commit_uncommitted=commit_uncommitted)
+    except SandlotError as exc:
+        _say(f"could not bring the commits back as {branch}: {exc}")
+        return
     if back.branch is None:
         _say("no new commits in the sandbox; no branch was written")
     else:

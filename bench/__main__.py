@@ -31,6 +31,7 @@ SUITES: dict[str, str] = {
     "verify": "bench.verify_bench",
     "fanout": "bench.fanout_bench",
     "git": "bench.git_bench",
+    "mcp": "bench.mcp_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

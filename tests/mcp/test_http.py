@@ -75,6 +75,7 @@ async def test_a_token_is_required_when_one_is_set() -> None:
             assert len((await client.list_tools()).tools) == 14
     finally:
         code, err = _stop(proc)
+    assert code == 128 + signal.SIGTERM, err
     assert TOKEN not in err
 
 

@@ -176,7 +176,9 @@ async def test_cancelling_over_stdio_ends_the_process(tmp_path: Path) -> None:
             async with anyio.create_task_group() as group:
                 group.start_soon(client.call_tool, "bash",
                                  {"command": f"echo $$ > {pidfile}; exec sleep 300"})
-                while not pidfile.exists() or not pidfile.read_text().strip():
+                for _ in range(1000):
+                    if pidfile.exists() and pidfile.read_text().strip():
+                        break
                     await anyio.sleep(0.05)
                 group.cancel_scope.cancel()
         pid = int(pidfile.read_text())

@@ -81,3 +81,30 @@ async def test_an_edit_then_a_failing_test_points_at_the_line(verify_box: Toolbo
     finally:
         await verify_box.edit("main_test.go", '"hello, rust"', '"hello, go (svc 1.2.3)"',
                               workspace="primary")
+
+
+async def test_the_verify_tools_over_mcp(verify_box: Toolbox) -> None:
+    from mcp import Client
+
+    from sandlot.mcp_server import build_server
+
+    seen: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    async with Client(build_server(verify_box, progress_interval=0.2)) as client:
+        tests = await client.call_tool("run_tests", {"workspace": "primary"},
+                                       progress_callback=on_progress)
+        assert not tests.is_error and tests.structured_content["passed"] is True
+        assert tests.structured_content["report"]["runner"] == "go-test"
+        lint = await client.call_tool("run_lint", {"workspace": "primary"})
+        assert lint.structured_content["report"]["language"] == "go", lint.content[0].text
+        check = await client.call_tool("run_typecheck", {"workspace": "primary"})
+        assert check.structured_content["passed"] is True
+        script = await client.call_tool("run_script", {"name": "test", "workspace": "extension"})
+        assert script.structured_content["passed"] is True
+        nothing = await client.call_tool("run_failing_tests", {"workspace": "primary"})
+        assert nothing.is_error  # the last run passed: nothing to run again
+        assert "no failures to run again" in nothing.content[0].text
+    assert seen and all(m.startswith("run_tests: running") for m in seen)

@@ -32,6 +32,7 @@ SUITES: dict[str, str] = {
     "fanout": "bench.fanout_bench",
     "git": "bench.git_bench",
     "mcp": "bench.mcp_bench",
+    "forward": "bench.forward_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

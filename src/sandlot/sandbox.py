@@ -32,14 +32,18 @@ import os
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
+import anyio.abc
 
 from . import _run_marks, _shell
+
+if TYPE_CHECKING:
+    from .forward import ForwardAddress
 from .errors import (
     ArgumentsTooLongError,
     CommandFailed,
@@ -293,6 +297,7 @@ class Sandbox(ABC):
         self.name = name
         self._closed = False
         self._running: set[RunningCommand] = set()
+        self._forwards: set[anyio.CancelScope] = set()
         self._close_lock = anyio.Lock()
         self._run_mark = _run_marks.new_sandbox_mark()
         self._run_numbers = itertools.count(1)
@@ -517,6 +522,46 @@ class Sandbox(ABC):
             tty=tty,
         )
 
+    # ---- ports ----------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def forward_port(
+        self, remote_port: int, *, local_port: int = 0, remote_host: str = "127.0.0.1"
+    ) -> AsyncIterator[ForwardAddress]:
+        """Reach `remote_host:remote_port` inside the sandbox from this host.
+
+        Yields the host address (`addr.host`, `addr.port`, `addr.url`; `local_port=0` lets the
+        OS choose) where TCP connections are carried to the sandbox's port until the block
+        ends or the sandbox closes. Any number of forwards and connections at once; a
+        connection to a port nothing listens on is closed and the forward goes on.
+        """
+        from .forward import check_target, forwarding
+
+        self._ensure_open()
+        check_target(remote_port, local_port, remote_host)
+        await self._forward_preflight()
+        async with forwarding(self, remote_port, local_port=local_port,
+                              remote_host=remote_host) as address:
+            yield address
+
+    async def _forward_preflight(self) -> None:
+        """Backend hook: fail before listening when forwarding cannot work (the default
+        relay needs python3, socat, nc or busybox in the sandbox)."""
+        from .forward import PROBE_SCRIPT, RELAY_MISSING, ForwardRelayMissingError
+
+        found = await self.exec(["sh", "-c", PROBE_SCRIPT], timeout=60)
+        if found.exit_code != 0:
+            raise ForwardRelayMissingError(RELAY_MISSING)
+
+    async def _forward_connection(
+        self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
+    ) -> None:
+        """Backend hook: carry one accepted connection to the sandbox's port until either
+        side closes. The default starts a relay program in the sandbox (forward.py)."""
+        from .forward import relay_through_command
+
+        await relay_through_command(self, client, remote_host, remote_port)
+
     # ---- files ----------------------------------------------------------------------------
 
     async def copy_in(self, host_path: str | os.PathLike[str], sandbox_path: str) -> None:
@@ -566,6 +611,8 @@ class Sandbox(ABC):
             if self._closed:
                 return
             self._closed = True
+            for forward in list(self._forwards):
+                forward.cancel()
             with anyio.CancelScope(shield=True):
                 # Everything any command started, by the sandbox's mark, in one search.
                 await self._end_marked(self._run_mark)

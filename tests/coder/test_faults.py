@@ -220,3 +220,43 @@ async def test_windows_agent_is_refused(fake: FakeDeployment) -> None:
     with pytest.raises(CoderAgentError, match="runs Windows"):
         await _provider(fake, template="win").create()
     assert fake.find("fault") is None
+
+
+async def test_a_forward_outlives_a_dropped_connection(fake: FakeDeployment, tmp_path: Path
+                                                       ) -> None:
+    import random
+
+    import httpx
+
+    fake.fake.drop_connection_on("DROP-HERE", times=1)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "ok.txt").write_text("ok")
+    port = random.randint(20000, 45000)
+    async with _provider(fake).session() as sandbox:
+        assert isinstance(sandbox, CoderSandbox)
+        await sandbox.copy_in(tmp_path / "site", f"{sandbox.worktree}/site")
+        server = await sandbox.start(["python3", "-m", "http.server", "--bind", "127.0.0.1",
+                                      str(port)], cwd=f"{sandbox.worktree}/site")
+        async with sandbox.forward_port(port) as address:
+
+            async def fetch() -> str:
+                async with httpx.AsyncClient() as client:
+                    for _ in range(100):
+                        try:
+                            return (await client.get(f"{address.url}/ok.txt")).text
+                        except httpx.TransportError:
+                            await anyio.sleep(0.1)
+                raise AssertionError("no answer through the forward")
+
+            assert await fetch() == "ok"
+            with pytest.raises(ConnectionLostError):
+                await sandbox.exec("echo DROP-HERE; sleep 30", timeout=60)
+            # The drop ended the server with its SSH session; a new server, the same forward:
+            # its new connections go over the new SSH connection.
+            server = await sandbox.start(["python3", "-m", "http.server", "--bind",
+                                          "127.0.0.1", str(port)],
+                                         cwd=f"{sandbox.worktree}/site")
+            assert await fetch() == "ok"
+            assert sandbox.connection.reconnects == 1
+        await server.kill()
+    assert fake.find("fault") is None

@@ -19,6 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+import anyio
+import anyio.abc
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import _run_marks, _shell
@@ -28,6 +30,7 @@ from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, T
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import RunningCommand, Sandbox, SpawnSpec
 from .local_env import check_inherit_env, sandbox_environment
+from .local_netns import SharedNetwork
 
 CHUNK = 64 << 10
 #: After a kill, how long to wait for the pipes to drain before giving up on them
@@ -103,7 +106,10 @@ class LocalProvider(IsolatedSandboxProvider):
             path = tempfile.mkdtemp(prefix="sandlot-", dir=root)
         except OSError as exc:
             raise SandboxStartError(f"cannot make a worktree: {exc}", provider="local") from exc
-        return LocalSandbox(os.path.realpath(path), self.options, bwrap)
+        sandbox = LocalSandbox(os.path.realpath(path), self.options, bwrap)
+        if bwrap is not None:
+            sandbox._network = await SharedNetwork.start(bwrap)
+        return sandbox
 
 
 def _copy_file_staged(source: Path, dest: Path) -> None:
@@ -133,13 +139,22 @@ class _LocalCommand(RunningCommand):
             asyncio.ensure_future(pump(proc.stdout, spec.stdout)),
             asyncio.ensure_future(pump(proc.stderr, spec.stderr)),
         ]
+        self._feeder: asyncio.Future[None] | None = None
         if proc.stdin is not None:
-            self._tasks.append(asyncio.ensure_future(feed_stdin(proc.stdin, spec.stdin)))
+            self._feeder = asyncio.ensure_future(feed_stdin(proc.stdin, spec.stdin))
         self._done = asyncio.ensure_future(self._finish())
 
     async def _finish(self) -> int:
         try:
             await asyncio.gather(*self._tasks)
+            if self._feeder is not None and not self._feeder.done():
+                # Output is over; once the process has exited, what its stdin source would
+                # still produce has no reader (a source waiting for more, such as a network
+                # connection, would otherwise wait forever).
+                await self._reaped()
+                self._feeder.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._feeder
         except asyncio.CancelledError:
             if not self._killed:
                 raise
@@ -178,6 +193,8 @@ class _LocalCommand(RunningCommand):
         except TimeoutError:
             for task in self._tasks:
                 task.cancel()
+            if self._feeder is not None:
+                self._feeder.cancel()
 
 
 class LocalSandbox(Sandbox):
@@ -190,10 +207,18 @@ class LocalSandbox(Sandbox):
         self.options = options
         self._bwrap = bwrap
         self._env = sandbox_environment(options.env, options.inherit_env)
+        #: Under bwrap: the namespace every command shares (None: one per command).
+        self._network: SharedNetwork | None = None
 
     def _wrap(self, line: str) -> list[str]:
         if self._bwrap is None:
             return ["sh", "-c", line]
+        if self._network is not None:
+            return [*self._network.prefix(), *self._bwrap_argv(line, unshare_net=False)]
+        return self._bwrap_argv(line, unshare_net=True)
+
+    def _bwrap_argv(self, line: str, *, unshare_net: bool) -> list[str]:
+        assert self._bwrap is not None
         return [
             self._bwrap,
             "--ro-bind", "/", "/",
@@ -202,7 +227,7 @@ class LocalSandbox(Sandbox):
             "--proc", "/proc",
             "--tmpfs", "/tmp",
             "--bind", self.worktree, self.worktree,
-            "--unshare-net",
+            *(["--unshare-net"] if unshare_net else []),
             "--unshare-pid",
             "--die-with-parent",
             "sh", "-c", line,
@@ -245,6 +270,36 @@ class LocalSandbox(Sandbox):
             return await asyncio.to_thread(run_with_pty, cmd, self._env, stdin, stdout)
         return await asyncio.to_thread(run_piped, cmd, self._env, stdin, stdout, stderr)
 
+    async def _forward_preflight(self) -> None:
+        if self._bwrap is None:
+            return
+        if self._network is None:
+            from ..forward import PortForwardUnsupportedError
+
+            raise PortForwardUnsupportedError(
+                "forward_port: this bwrap sandbox gives every command a private network "
+                "namespace of its own (sharing one needs root and nsenter), so nothing outside "
+                "a command can reach a port it listens on; run as root, use the local backend "
+                "without bwrap, or docker"
+            )
+        await super()._forward_preflight()
+
+    async def _forward_connection(
+        self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
+    ) -> None:
+        if self._bwrap is not None:  # a relay inside the sandbox's network namespace
+            await super()._forward_connection(client, remote_host, remote_port)
+            return
+        # Without bubblewrap the sandbox's ports are this host's: connect directly.
+        from ..forward import splice
+
+        try:
+            remote = await anyio.connect_tcp(remote_host, remote_port)
+        except OSError:
+            return  # nothing listens there: the caller closes the connection
+        async with remote:
+            await splice(client, remote)
+
     async def _copy_in(self, source: Path, dest: str) -> None:
         # Without bubblewrap a sandbox path IS a host path: a single file is copied directly
         # (staged beside the destination, then renamed) instead of through tar and sh.
@@ -254,6 +309,8 @@ class LocalSandbox(Sandbox):
         await super()._copy_in(source, dest)
 
     async def _close(self) -> None:
+        if self._network is not None:
+            await self._network.stop()
         if self.options.on_close == "delete":
             await asyncio.to_thread(remove_tree, self.worktree)
 

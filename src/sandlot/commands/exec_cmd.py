@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
 from typing import Any
@@ -21,7 +22,8 @@ def register(subparsers: Any) -> None:
         "command's exit code. One argument after -- runs under 'sh -c'; several are an argv.",
         epilog="examples:\n"
         "  sandlot exec -- uname -a\n"
-        "  sandlot exec --copy-in examples/wordcount -- python3 -m unittest -v\n",
+        "  sandlot exec --copy-in examples/wordcount -- python3 -m unittest -v\n"
+        "  sandlot exec --forward 8000 -- python3 -m http.server 8000\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_provider_arguments(parser)
@@ -30,6 +32,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
+    )
+    parser.add_argument(
+        "--forward", metavar="[LOCAL:]PORT", action="append", default=[],
+        help="reach sandbox port PORT at 127.0.0.1:LOCAL on this host while the command runs "
+        "(LOCAL defaults to a free port; the URL is printed); repeatable",
     )
     parser.add_argument("--cwd", help="working directory inside the sandbox (default: worktree)")
     parser.add_argument("--timeout", type=float, help="seconds before the command is ended")
@@ -60,6 +67,15 @@ async def run(args: argparse.Namespace) -> int:
             print(f"sandlot exec: --env needs KEY=VALUE, got {item!r}", file=sys.stderr)
             return 2
         env[key] = value
+    forwards: list[tuple[int, int]] = []
+    for item in args.forward:
+        local, _, remote = item.rpartition(":")
+        try:
+            forwards.append((int(local or 0), int(remote)))
+        except ValueError:
+            print(f"sandlot exec: --forward needs PORT or LOCAL:PORT, got {item!r}",
+                  file=sys.stderr)
+            return 2
     provider = provider_from_args(args)
     started = time.monotonic()
     _status(args, f"creating {provider.name} sandbox")
@@ -72,15 +88,21 @@ async def run(args: argparse.Namespace) -> int:
             with activity(console(), what, quiet=args.quiet):
                 await sandbox.copy_in(args.copy_in, sandbox.worktree)
         command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
-        result = await sandbox.exec(
-            command,
-            cwd=args.cwd,
-            env=env,
-            timeout=args.timeout,
-            on_stdout=lambda line: print(line, flush=True),
-            on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
-            max_output=0,
-        )
+        async with contextlib.AsyncExitStack() as stack:
+            for local, remote in forwards:
+                address = await stack.enter_async_context(
+                    sandbox.forward_port(remote, local_port=local))
+                print(f"sandlot: sandbox port {remote} is at {address.url}", file=sys.stderr,
+                      flush=True)
+            result = await sandbox.exec(
+                command,
+                cwd=args.cwd,
+                env=env,
+                timeout=args.timeout,
+                on_stdout=lambda line: print(line, flush=True),
+                on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
+                max_output=0,
+            )
         if result.timed_out:
             _status(args, f"command timed out after {args.timeout}s")
         _status(args, f"exit code {result.exit_code} after {result.duration:.1f}s; closing")

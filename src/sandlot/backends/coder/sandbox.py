@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import BinaryIO
 
+import anyio.abc
+
 from ... import _shell
 from ...errors import CleanupError, ProviderError
 from ...sandbox import RunningCommand, Sandbox, SpawnSpec
@@ -68,6 +70,25 @@ class CoderSandbox(Sandbox):
         return await self._connection.interactive(
             line, stdin=stdin, stdout=stdout, stderr=stderr, tty=tty
         )
+
+    async def _forward_preflight(self) -> None:
+        await self._connection.ensure()  # direct-tcpip needs no program in the workspace
+
+    async def _forward_connection(
+        self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
+    ) -> None:
+        # A direct-tcpip channel on the sandbox's one SSH connection (the agent connects to
+        # the port); after a dropped connection, `ensure()` gives the new one.
+        import asyncssh
+
+        from ...forward import splice_ssh
+
+        connection = await self._connection.ensure()
+        try:
+            reader, writer = await connection.open_connection(remote_host, remote_port)
+        except (asyncssh.ChannelOpenError, OSError):
+            return  # nothing listens there: the caller closes the connection
+        await splice_ssh(client, reader, writer)
 
     async def _close(self) -> None:
         await self._connection.close()

@@ -116,8 +116,9 @@ class DockerCommand(RunningCommand):
             asyncio.ensure_future(self._pump_out()),
             asyncio.ensure_future(self._pump_err()),
         ]
+        self._feeder: asyncio.Future[None] | None = None
         if proc.stdin is not None:
-            self._tasks.append(asyncio.ensure_future(feed_stdin(proc.stdin, spec.stdin)))
+            self._feeder = asyncio.ensure_future(feed_stdin(proc.stdin, spec.stdin))
         self._done = asyncio.ensure_future(self._finish())
 
     # ---- streams ------------------------------------------------------------------------
@@ -146,6 +147,12 @@ class DockerCommand(RunningCommand):
 
     async def _finish(self) -> int:
         code = await self._proc.wait()
+        if self._feeder is not None and not self._feeder.done():
+            # The command is gone: what its stdin source would still produce has no reader
+            # (a source that waits for more, such as a network connection, would wait forever).
+            self._feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._feeder
         try:
             await asyncio.gather(*self._tasks)
         except asyncio.CancelledError:
@@ -194,6 +201,8 @@ class DockerCommand(RunningCommand):
             except TimeoutError:
                 for task in self._tasks:
                     task.cancel()
+                if self._feeder is not None:
+                    self._feeder.cancel()
             except Exception:
                 pass  # reported by wait()
         except Exception:

@@ -98,6 +98,12 @@ class AgentServer(asyncssh.SSHServer):
         assert self._conn is not None
         return AgentSession(self._ctx, self._conn)
 
+    def connection_requested(self, dest_host: str, dest_port: int, orig_host: str,
+                             orig_port: int) -> bool:
+        # direct-tcpip, as the real agent serves it (`coder port-forward`, ssh -L): asyncssh
+        # connects to dest_host:dest_port from here and a refused port fails the channel open.
+        return True
+
 
 class AgentSession(asyncssh.SSHServerSession[bytes]):
     """One SSH session channel: a command (or shell) with its stdio."""

@@ -1,0 +1,244 @@
+"""Port forwarding: a host address whose TCP connections reach a port inside the sandbox.
+
+`Sandbox.forward_port()` listens on the host (127.0.0.1) and hands every accepted connection to
+the backend's `_forward_connection`, which carries its bytes both ways until either side
+closes. Backends with a byte channel of their own use it (Coder: an SSH direct-tcpip channel on
+the sandbox's one connection; local: the host's own port); the default is a relay program
+started in the sandbox per connection, its stdin and stdout spliced to the connection, which
+works wherever commands run (a Docker container without a network included). adr/0024.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from .errors import ConfigurationError, SandlotError
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
+
+#: Read size of every copy loop.
+CHUNK = 64 << 10
+
+
+class ForwardRelayMissingError(SandlotError):
+    """The sandbox has no program the port relay can use (python3, socat, nc or busybox)."""
+
+
+class PortForwardUnsupportedError(SandlotError):
+    """This sandbox's commands cannot be reached over a network at all."""
+
+
+@dataclass(frozen=True)
+class ForwardAddress:
+    """Where the forward listens on the host, and what it reaches in the sandbox."""
+
+    host: str
+    port: int
+    remote_host: str
+    remote_port: int
+
+    @property
+    def url(self) -> str:
+        """`http://host:port` (the usual thing to do with a forwarded port)."""
+        return f"http://{self.host}:{self.port}"
+
+
+# The relay: connect to $1:$2 in the sandbox, copy stdin to the socket and the socket to
+# stdout. python3 when present (it half-closes properly), else socat, nc or busybox's nc.
+# Exit 111 with a line on stderr when nothing listens; 127 when no relay program exists.
+_PY_RELAY = r"""
+import os, socket, sys, threading
+host, port = sys.argv[1], int(sys.argv[2])
+try:
+    s = socket.create_connection((host, port))
+except OSError as e:
+    sys.stderr.write("sandlot-forward: %s:%d: %s\n" % (host, port, e.strerror or e))
+    sys.exit(111)
+def up():
+    while True:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        s.sendall(data)
+    try:
+        s.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+threading.Thread(target=up, daemon=True).start()
+while True:
+    try:
+        data = s.recv(65536)
+    except OSError:
+        break
+    if not data:
+        break
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view):]
+"""
+
+RELAY_SCRIPT = r"""
+if command -v python3 >/dev/null 2>&1; then exec python3 -c "$0" "$1" "$2"; fi
+if command -v socat >/dev/null 2>&1; then exec socat - "TCP:$1:$2"; fi
+if command -v nc >/dev/null 2>&1; then exec nc "$1" "$2"; fi
+if command -v busybox >/dev/null 2>&1 && busybox nc --help >/dev/null 2>&1; then
+  exec busybox nc "$1" "$2"
+fi
+echo "sandlot-forward: no relay program" >&2
+exit 127
+"""
+
+PROBE_SCRIPT = r"""
+for p in python3 socat nc; do command -v "$p" >/dev/null 2>&1 && { echo "$p"; exit 0; }; done
+command -v busybox >/dev/null 2>&1 && busybox nc --help >/dev/null 2>&1 && { echo busybox; exit 0; }
+exit 127
+"""
+
+RELAY_MISSING = (
+    "port forwarding needs a relay program in the sandbox: python3, socat, nc (netcat) or "
+    "busybox with its nc applet; none was found. Install one in the image or template"
+)
+
+_HOST = re.compile(r"^[A-Za-z0-9._:\[\]-]+$")
+
+
+def check_target(remote_port: int, local_port: int, remote_host: str) -> None:
+    """Refuse what cannot be a port or a host name before anything listens."""
+    for name, port, low in (("remote_port", remote_port, 1), ("local_port", local_port, 0)):
+        if isinstance(port, bool) or not isinstance(port, int) or not low <= port <= 65535:
+            raise ConfigurationError(f"{name} must be an integer in {low}..65535, got {port!r}")
+    if (not isinstance(remote_host, str) or not _HOST.match(remote_host)
+            or remote_host.startswith("-")):
+        raise ConfigurationError(
+            f"remote_host {remote_host!r} is not a host name or address; give e.g. 127.0.0.1 "
+            "or localhost"
+        )
+
+
+@contextlib.asynccontextmanager
+async def forwarding(
+    sandbox: Sandbox, remote_port: int, *, local_port: int, remote_host: str
+) -> AsyncIterator[ForwardAddress]:
+    """Listen on 127.0.0.1:local_port until the block ends (or the sandbox closes)."""
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=local_port)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    address = ForwardAddress("127.0.0.1", port, remote_host, remote_port)
+
+    async def handle(client: anyio.abc.SocketStream) -> None:
+        async with client:
+            try:
+                await sandbox._forward_connection(client, remote_host, remote_port)
+            except Exception:  # one connection's failure never ends the forward
+                return
+
+    try:
+        async with anyio.create_task_group() as group:
+            sandbox._forwards.add(group.cancel_scope)
+            group.start_soon(listener.serve, handle)
+            try:
+                yield address
+            finally:
+                sandbox._forwards.discard(group.cancel_scope)
+                group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        # The block's own exception, not wrapped by the task group that served it.
+        if len(group_error.exceptions) == 1:
+            raise group_error.exceptions[0] from None
+        raise
+    finally:
+        with anyio.CancelScope(shield=True):
+            await listener.aclose()
+
+
+async def relay_through_command(
+    sandbox: Sandbox, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
+) -> None:
+    """One connection through a relay program in the sandbox (the default transport)."""
+    from .sandbox import SpawnSpec
+
+    async def upstream() -> AsyncIterator[bytes]:
+        while True:
+            try:
+                data = await client.receive(CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            yield data
+
+    async def downstream(data: bytes) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await client.send(data)
+
+    async def ignore(_data: bytes) -> None:
+        return
+
+    spec = SpawnSpec(
+        argv=["sh", "-c", RELAY_SCRIPT, _PY_RELAY, remote_host, str(remote_port)],
+        cwd="/", env={}, sudo=False, stdin=upstream(), stdout=downstream, stderr=ignore,
+        display=f"sandlot: forward to {remote_host}:{remote_port}",
+    )
+    running = await sandbox._spawn(spec)
+    try:
+        await running.wait()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await running.kill()
+
+
+async def splice_ssh(client: anyio.abc.ByteStream, reader: Any, writer: Any) -> None:
+    """Copy both ways between a connection and an SSH direct-tcpip channel (asyncssh's
+    SSHReader / SSHWriter of bytes)."""
+
+    async def up() -> None:
+        try:
+            while True:
+                data = await client.receive(CHUNK)
+                writer.write(data)
+                await writer.drain()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        except Exception:  # the channel went away: the other direction ends too
+            return
+        with contextlib.suppress(Exception):
+            writer.write_eof()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(up)
+        try:
+            while True:
+                data = await reader.read(CHUNK)
+                if not data:
+                    break
+                await client.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            group.cancel_scope.cancel()
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+async def splice(client: anyio.abc.ByteStream, remote: anyio.abc.ByteStream) -> None:
+    """Copy both ways between two byte streams; each direction's end is passed on as EOF."""
+
+    async def copy(source: anyio.abc.ByteStream, sink: anyio.abc.ByteStream) -> None:
+        try:
+            while True:
+                data = await source.receive(CHUNK)
+                await sink.send(data)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        with contextlib.suppress(Exception):
+            await sink.send_eof()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(copy, client, remote)
+        await copy(remote, client)
+        group.cancel_scope.cancel()

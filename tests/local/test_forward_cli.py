@@ -1,0 +1,57 @@
+"""`sandlot exec --forward`: the URL is printed while the command runs and reaches the server
+the command started in the sandbox."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_exec_forward_prints_a_url_that_reaches_the_command(tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "hello.txt").write_text("from the sandbox\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop("SANDLOT_PROVIDER", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandlot", "exec", "--copy-in", str(tmp_path / "site"),
+         "--forward", "38517", "--", "exec python3 -m http.server --bind 127.0.0.1 38517"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        url = None
+        for line in proc.stderr:
+            found = re.search(r"sandbox port 38517 is at (http://127\.0\.0\.1:\d+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url is not None, "no URL printed"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = httpx.get(f"{url}/hello.txt", timeout=10)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.2)
+        assert answer.status_code == 200 and answer.text == "from the sandbox\n"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_a_bad_forward_is_a_usage_error() -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, "-m", "sandlot", "exec", "--forward", "x:y", "--",
+                           "true"], env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2
+    assert "--forward needs PORT or LOCAL:PORT" in done.stderr

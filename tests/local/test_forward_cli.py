@@ -4,6 +4,7 @@ the command started in the sandbox."""
 from __future__ import annotations
 
 import os
+import random
 import re
 import subprocess
 import sys
@@ -20,16 +21,17 @@ def test_exec_forward_prints_a_url_that_reaches_the_command(tmp_path: Path) -> N
     (tmp_path / "site" / "hello.txt").write_text("from the sandbox\n")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     env.pop("SANDLOT_PROVIDER", None)
+    port = random.randint(20000, 45000)
     proc = subprocess.Popen(
         [sys.executable, "-m", "sandlot", "exec", "--copy-in", str(tmp_path / "site"),
-         "--forward", "38517", "--", "exec python3 -m http.server --bind 127.0.0.1 38517"],
+         "--forward", str(port), "--", f"exec python3 -m http.server --bind 127.0.0.1 {port}"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
         assert proc.stderr is not None
         url = None
         for line in proc.stderr:
-            found = re.search(r"sandbox port 38517 is at (http://127\.0\.0\.1:\d+)", line)
+            found = re.search(rf"sandbox port {port} is at (http://127\.0\.0\.1:\d+)", line)
             if found:
                 url = found.group(1)
                 break
@@ -40,6 +42,7 @@ def test_exec_forward_prints_a_url_that_reaches_the_command(tmp_path: Path) -> N
                 answer = httpx.get(f"{url}/hello.txt", timeout=10)
                 break
             except httpx.TransportError:
+                assert proc.poll() is None, f"sandlot exec ended: {proc.stderr.read()}"
                 assert time.monotonic() < deadline, "the server never answered"
                 time.sleep(0.2)
         assert answer.status_code == 200 and answer.text == "from the sandbox\n"

@@ -20,7 +20,8 @@ from tests.helpers import require_binary
 from tests.server.conftest import serve, toolchain_provider
 
 TOKEN = "fuzz-token-0123456789abcdef"
-EXAMPLES = {"POST /execute": 40, "GET /health": 10}
+EXAMPLES = {"POST /execute": 40, "GET /health": 10, "POST /forwards": 10, "GET /forwards": 3,
+            "DELETE /forwards/{port}": 10}
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +78,5 @@ def test_openapi_fuzz_has_no_server_errors(fuzzed: SandboxServer) -> None:
     assert 200 in statuses["POST /execute"] and 401 in statuses["POST /execute"]
     assert 422 in statuses["POST /execute"]
     assert statuses["GET /health"] <= {200, 401}
+    assert statuses["POST /forwards"] <= {200, 401, 422}
+    assert statuses["DELETE /forwards/{port}"] <= {204, 401, 404, 422}

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,3 +200,42 @@ def test_a_deep_tree_made_by_a_run_is_removed_at_shutdown(root: Path) -> None:
         serve.proc.send_signal(signal.SIGTERM)
         assert serve.proc.wait(60) == 0, serve.output
     assert list(root.iterdir()) == [], "the worktree with a 1,000-level tree was left"
+
+
+def test_forwards_reach_a_server_started_through_execute(root: Path) -> None:
+    port = 38000 + os.getpid() % 1000
+    with sandlot_serve(root, "--mode", "python") as serve:
+        url = url_of(serve.wait_for("listening on"))
+        # A run that starts a server which outlives it (nohup: the run's process group ends).
+        code = (
+            "import subprocess, time\n"
+            f"subprocess.Popen(['setsid', 'python3', '-m', 'http.server', '--bind', "
+            f"'127.0.0.1', '{port}'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        )
+        started = httpx.post(f"{url}/execute", json={"code": code}, timeout=60)
+        assert started.status_code == 200, started.text
+        opened = httpx.post(f"{url}/forwards", json={"port": port}, timeout=60)
+        assert opened.status_code == 200, opened.text
+        body = opened.json()
+        assert body["port"] == port and body["host"] == "127.0.0.1"
+        assert body["url"] == f"http://127.0.0.1:{body['host_port']}"
+        for _ in range(100):
+            try:
+                page = httpx.get(body["url"] + "/", timeout=10)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert page.status_code == 200  # the server in the sandbox, through the forward
+        again = httpx.post(f"{url}/forwards", json={"port": port}, timeout=60)
+        assert again.json() == body  # one forward per port
+        assert httpx.get(f"{url}/forwards", timeout=10).json() == [body]
+        bad = httpx.post(f"{url}/forwards", json={"port": 0}, timeout=10)
+        assert bad.status_code == 422
+        closed = httpx.delete(f"{url}/forwards/{port}", timeout=10)
+        assert closed.status_code == 204
+        assert httpx.delete(f"{url}/forwards/{port}", timeout=10).status_code == 404
+        assert httpx.get(f"{url}/forwards", timeout=10).json() == []
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(body["url"], timeout=10)
+        serve.proc.send_signal(signal.SIGTERM)
+        assert serve.proc.wait(60) == 0

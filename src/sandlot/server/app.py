@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (
@@ -20,8 +20,16 @@ from ..errors import (
     SandboxClosed,
     SandlotError,
 )
+from ..forward import ForwardAddress
 from .middleware import ActiveRequests, BearerAuth, BodyLimit, ShutdownDeadline
-from .models import ErrorResponse, ExecuteRequest, ExecuteResponse, HealthResponse
+from .models import (
+    ErrorResponse,
+    ExecuteRequest,
+    ExecuteResponse,
+    ForwardRequest,
+    ForwardResponse,
+    HealthResponse,
+)
 from .service import Rejected, SandboxService
 
 #: Service outcome -> HTTP status.
@@ -51,6 +59,7 @@ def _described(*codes: int) -> dict[int | str, dict[str, Any]]:
     words = {
         400: "The body could not be read as JSON text.",
         401: "Missing or wrong bearer token (only when the server has a token).",
+        404: "Nothing by that name (e.g. no forward of that port is open).",
         413: "Request body larger than the server accepts.",
         422: "Invalid request (including code, requirements or timeout beyond this server's "
         "limits), or installing the requirements failed (error "
@@ -141,6 +150,37 @@ def create_app(service: SandboxService) -> FastAPI:
         if not state.ok:
             return JSONResponse(body.model_dump(), status_code=503)
         return body
+
+    def _forward(address: ForwardAddress) -> ForwardResponse:
+        return ForwardResponse(port=address.remote_port, host=address.host,
+                               host_port=address.port, url=address.url)
+
+    @app.post(
+        "/forwards",
+        response_model=ForwardResponse,
+        responses=_described(401, 422, 503),
+        summary="Reach a port inside the sandbox from the server's host (127.0.0.1)",
+    )
+    async def open_forward(request: ForwardRequest) -> ForwardResponse | JSONResponse:
+        try:
+            address = await service.open_forward(request.port)
+        except Rejected as exc:
+            return _error(STATUS[exc.kind], ERROR_CODE[exc.kind], exc.detail)
+        except SandlotError as exc:
+            return _error(503, "forward_unavailable", str(exc))
+        return _forward(address)
+
+    @app.get("/forwards", response_model=list[ForwardResponse], responses=_described(401),
+             summary="The open forwards")
+    async def list_forwards() -> list[ForwardResponse]:
+        return [_forward(address) for address, _ in service.forwards.values()]
+
+    @app.delete("/forwards/{port}", status_code=204, responses=_described(401, 404),
+                summary="Close the forward of a sandbox port")
+    async def close_forward(port: int) -> Response:
+        if not service.close_forward(port):
+            return _error(404, "not_found", f"no forward of sandbox port {port} is open")
+        return Response(status_code=204)
 
     app.add_middleware(
         BodyLimit, limit=settings.max_body_bytes, read_timeout=settings.body_timeout

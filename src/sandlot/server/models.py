@@ -77,6 +77,24 @@ class HealthResponse(BaseModel):
     provider: str
 
 
+class ForwardRequest(BaseModel):
+    """A port inside the sandbox to reach from the server's host."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    port: int = Field(ge=1, le=65535, description="The port a program in the sandbox listens "
+                      "on (127.0.0.1 inside the sandbox).")
+
+
+class ForwardResponse(BaseModel):
+    """An open forward: connections to `url` on the server's host reach `port` inside."""
+
+    port: int
+    host: str
+    host_port: int
+    url: str
+
+
 class ErrorResponse(BaseModel):
     """Every non-2xx answer of the server (except uvicorn's own 503 when overloaded)."""
 

@@ -98,7 +98,14 @@ class SandboxServer:
         )
         server = _Server(config, lambda: self._ready(on_ready), service.stopping)
         self._uvicorn = server
-        await server.serve()
+        # The forwards opened through POST /forwards live in this group until the server ends.
+        async with anyio.create_task_group() as group:
+            service.group = group
+            try:
+                await server.serve()
+            finally:
+                service.group = None
+                group.cancel_scope.cancel()
 
     def _ready(self, on_ready: Callable[[SandboxServer], None] | None) -> None:
         assert self._uvicorn is not None

@@ -11,8 +11,10 @@ import time
 from dataclasses import dataclass
 
 import anyio
+import anyio.abc
 
 from ..errors import ConfigurationError, SandlotError
+from ..forward import ForwardAddress
 from ..modes import Health, RunResult, health, run_code
 from ..sandbox import Sandbox
 from .models import ExecuteRequest
@@ -56,6 +58,9 @@ class SandboxService:
         self._health_at = 0.0
         self._health_ok = True
         self.closing = False
+        #: Open forwards by sandbox port, each held open by a task of `group` until its event.
+        self.forwards: dict[int, tuple[ForwardAddress, anyio.Event]] = {}
+        self.group: anyio.abc.TaskGroup | None = None
         #: Set when the server starts shutting down; runs then get `shutdown_grace` to finish.
         self.stopping = asyncio.Event()
 
@@ -145,3 +150,29 @@ class SandboxService:
         except (SandlotError, TimeoutError):
             return False
         return report.mode == self.mode
+
+    # ---- forwards ---------------------------------------------------------------------------
+
+    async def open_forward(self, port: int) -> ForwardAddress:
+        """Forward sandbox `port` to 127.0.0.1 of this host (the same one when already open)."""
+        if port in self.forwards:
+            return self.forwards[port][0]
+        if self.group is None or self.closing:
+            raise Rejected("unavailable", "the server is shutting down")
+        stop = anyio.Event()
+        address: ForwardAddress = await self.group.start(self._hold_forward, port, stop)
+        self.forwards[port] = (address, stop)
+        return address
+
+    async def _hold_forward(self, port: int, stop: anyio.Event,
+                            task_status: anyio.abc.TaskStatus[ForwardAddress]) -> None:
+        async with self.sandbox.forward_port(port) as address:
+            task_status.started(address)
+            await stop.wait()
+
+    def close_forward(self, port: int) -> bool:
+        held = self.forwards.pop(port, None)
+        if held is None:
+            return False
+        held[1].set()
+        return True

@@ -41,3 +41,19 @@ async def test_commands_share_a_loopback_the_host_cannot_see() -> None:
                 assert outside.exit_code != 0 and "refused" in outside.stderr.lower()
             finally:
                 await server.kill()
+
+
+async def test_no_relay_program_is_a_typed_error_before_listening(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from sandlot.forward import ForwardRelayMissingError
+
+    require_binary("bwrap", "apt-get install bubblewrap")
+    bare = Path(str(tmp_path)) / "bin"
+    bare.mkdir()
+    (bare / "sh").symlink_to("/bin/sh")  # a shell, and no python3, socat, nc or busybox
+    provider = sandlot.local(isolation="bwrap", env={"PATH": str(bare)})
+    async with provider.session() as sandbox:
+        with pytest.raises(ForwardRelayMissingError, match="python3, socat, nc"):
+            async with sandbox.forward_port(8080):
+                raise AssertionError("a forward opened without a relay program")

@@ -77,3 +77,24 @@ async def test_one_enormous_line_is_bounded_not_slow(
     box = Toolbox(sandbox, workspaces, use_ripgrep=use_ripgrep, timeout=60)
     found = await box.grep("needle", path="huge.txt", workspace="primary")
     assert found.truncated or [ln.line for ln in found.lines] == [1]
+
+
+async def test_a_python_module_in_the_workspace_is_not_run_by_the_tools(
+    sandbox: Sandbox, workspaces: WorkspaceSet
+) -> None:
+    root = workspaces["primary"].root
+    # Modules the race-free helper imports, planted in the workspace, which PYTHONPATH names
+    # (as many development images set it): the helper runs isolated from both.
+    plant = ('cd "$1" && for m in json hashlib subprocess stat errno; do '
+             'printf "raise SystemExit(\'planted %s ran\')\\n" "$m" > "$m.py"; done; '
+             "printf 'safe\\n' > plain.txt")
+    await sandbox.exec(["sh", "-c", plant, "sh", root], check=True)
+    try:
+        box = Toolbox(sandbox, workspaces, env={"PYTHONPATH": root})
+        read = await box.read("plain.txt", workspace="primary")
+        assert read.text == "     1\tsafe"
+        found = await box.grep("safe", workspace="primary")
+        assert [ln.path for ln in found.lines] == ["plain.txt"]
+    finally:
+        await sandbox.exec(["sh", "-c", 'cd "$1" && rm -f json.py hashlib.py subprocess.py '
+                            'stat.py errno.py plain.txt', "sh", root], check=True)

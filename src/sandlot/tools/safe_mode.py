@@ -29,10 +29,13 @@ HELPER_SOURCE = (Path(__file__).with_name("safe_helper.py")).read_text()
 
 #: Runs the helper where python3 is, else the sh script itself (saying so on stderr): `$1` the
 #: helper's source, `$2` the sh script, `$3` the operation, then the script's own arguments.
-#: One round trip either way.
+#: One round trip either way. `-I -S`: isolated (PYTHON* variables ignored, nothing imported
+#: from the working directory, so a `json.py` an agent leaves in the workspace is not run) and
+#: no site module (the helper is standard library only; a faster start on every call).
 LAUNCH = (
     'src=$1; script=$2; op=$3; shift 3; '
-    'if command -v python3 >/dev/null 2>&1; then exec python3 -c "$src" "$script" "$op" "$@"; fi; '
+    'if command -v python3 >/dev/null 2>&1; then '
+    'exec python3 -I -S -c "$src" "$script" "$op" "$@"; fi; '
     f'echo "{PATH_MODE_NOTE}" >&2; exec sh -c "$script" "sandlot-$op" "$@"'
 )
 

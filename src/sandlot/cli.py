@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
@@ -78,6 +79,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def _terminable(handler: Handler, args: argparse.Namespace) -> int:
+    """Run the command so that SIGTERM ends it as Ctrl-C does: cancelled, its sandboxes closed
+    (the default action would kill the process and leave them, and their commands, behind).
+    Commands with signal handling of their own (serve, mcp, fanout: `own_signals`) keep it."""
+    if getattr(args, "own_signals", False):
+        return await handler(args)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    terminated = False
+
+    def on_sigterm() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        return await handler(args)
+    try:
+        return await handler(args)
+    except asyncio.CancelledError:
+        if terminated:
+            print("sandlot: terminated; the sandbox was closed", file=sys.stderr)
+            return 128 + signal.SIGTERM
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -86,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return asyncio.run(handler(args))
+        return asyncio.run(_terminable(handler, args))
     except SandlotError as exc:
         print(f"sandlot: error: {exc}", file=sys.stderr)
         return 1

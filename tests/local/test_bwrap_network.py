@@ -57,3 +57,44 @@ async def test_no_relay_program_is_a_typed_error_before_listening(tmp_path: obje
         with pytest.raises(ForwardRelayMissingError, match="python3, socat, nc"):
             async with sandbox.forward_port(8080):
                 raise AssertionError("a forward opened without a relay program")
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` stops running within 10 s (a zombie runs nothing)."""
+    import time
+
+    from tests.helpers import host_alive
+
+    deadline = time.monotonic() + 10
+    while host_alive([pid]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not host_alive([pid])
+
+
+async def test_the_network_holder_ends_with_the_sandbox() -> None:
+    require_binary("bwrap", "apt-get install bubblewrap")
+    async with sandlot.local(isolation="bwrap").session() as sandbox:
+        network = sandbox._network  # type: ignore[attr-defined]
+        assert network is not None
+        held = network.pid
+    assert _gone(held), "the holder outlived the closed sandbox"
+
+
+def test_the_network_holder_ends_with_its_owner() -> None:
+    import subprocess
+    import sys
+
+    require_binary("bwrap", "apt-get install bubblewrap")
+    # An owner killed outright (no close at all) takes the holder with it.
+    owner = subprocess.Popen([sys.executable, "-c", (
+        "import asyncio, sandlot\n"
+        "async def main():\n"
+        "    box = await sandlot.local(isolation='bwrap').create()\n"
+        "    print(box._network.pid, flush=True)\n"
+        "    await asyncio.sleep(300)\n"
+        "asyncio.run(main())\n")], stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    orphan = int(owner.stdout.readline())
+    owner.kill()
+    owner.wait()
+    assert _gone(orphan), "the holder outlived its owner"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,6 +50,10 @@ def test_exec_forward_prints_a_url_that_reaches_the_command(tmp_path: Path) -> N
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+    # SIGTERM ends sandlot exec as Ctrl-C does: the sandbox closed, its server with it.
+    assert proc.returncode == 143
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{port}/hello.txt", timeout=5)
 
 
 def test_a_bad_forward_is_a_usage_error() -> None:

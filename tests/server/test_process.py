@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import random
 import signal
 import subprocess
 import sys
@@ -203,7 +204,7 @@ def test_a_deep_tree_made_by_a_run_is_removed_at_shutdown(root: Path) -> None:
 
 
 def test_forwards_reach_a_server_started_through_execute(root: Path) -> None:
-    port = 38000 + os.getpid() % 1000
+    port = random.randint(20000, 45000)
     with sandlot_serve(root, "--mode", "python") as serve:
         url = url_of(serve.wait_for("listening on"))
         # A run that starts a server which outlives it (nohup: the run's process group ends).

@@ -2,7 +2,7 @@
 
 With `--unshare-net` on every command, each command had a loopback of its own: a server one
 command started could not be reached by the next command, nor forwarded to the host. Instead a
-holder process (bwrap with `--unshare-net`, running `sleep`) owns one namespace for the
+holder process (bwrap with `--unshare-net`, waiting on its stdin) owns one namespace for the
 sandbox's life, and every command joins it with `nsenter --net` before bwrap starts: the
 sandbox still has no network beyond its loopback, which its commands now share.
 
@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 
 log = logging.getLogger("sandlot.local")
 
@@ -34,8 +35,10 @@ class SharedNetwork:
         return [self._nsenter, f"--net=/proc/{self.pid}/ns/net", "--"]
 
     async def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self._proc.kill()
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
         await self._proc.wait()
 
     @classmethod
@@ -50,8 +53,10 @@ class SharedNetwork:
             proc = await asyncio.create_subprocess_exec(
                 bwrap, "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev",
                 "--proc", "/proc", "--die-with-parent", "--info-fd", str(write_fd),
-                "sleep", "infinity",
-                pass_fds=[write_fd], stdin=asyncio.subprocess.DEVNULL,
+                # Holds the namespace until its stdin closes: at stop(), or when this process
+                # dies however it dies (nothing left behind).
+                "sh", "-c", "read -r _",
+                pass_fds=[write_fd], stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
             )

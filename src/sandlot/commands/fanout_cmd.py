@@ -83,7 +83,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--report", metavar="PATH", help="write the JSON report here")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the summary")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
-    parser.set_defaults(handler=run_command)
+    parser.set_defaults(handler=run_command, own_signals=True)
 
 
 def _usage_error(message: str) -> int:

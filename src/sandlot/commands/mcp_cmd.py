@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
                         help="with --http: port (0: any free port; default 8765)")
     parser.add_argument("--progress-interval", type=float, default=1.0,
                         help="seconds between progress notifications of a long call")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, own_signals=True)
 
 
 def _say(text: str) -> None:

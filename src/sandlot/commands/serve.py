@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
         "--shutdown-grace", type=float, help="seconds running requests get on SIGTERM (default 10)"
     )
     parser.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, own_signals=True)
 
 
 def _settings(args: argparse.Namespace) -> Any:

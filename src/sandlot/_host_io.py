@@ -34,6 +34,18 @@ async def feed_stdin(
             await writer.wait_closed()
 
 
+async def stop_feeding(feeder: asyncio.Future[None] | None) -> None:
+    """Stop a `feed_stdin` task whose command has exited: what its source would still produce
+    has no reader (a source that waits for more, such as a network connection, would keep the
+    command's wait() waiting forever)."""
+    if feeder is None or feeder.done():
+        return
+    feeder.cancel()
+    await asyncio.wait({feeder})  # our own cancellation still propagates
+    if not feeder.cancelled():
+        feeder.exception()  # a write that failed as the command went: nothing to report
+
+
 async def pump(
     reader: asyncio.StreamReader | None, sink: Callable[[bytes], Awaitable[None]]
 ) -> None:

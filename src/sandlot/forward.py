@@ -162,7 +162,7 @@ async def relay_through_command(
     sandbox: Sandbox, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
 ) -> None:
     """One connection through a relay program in the sandbox (the default transport)."""
-    from .sandbox import SpawnSpec
+    from .sandbox import SpawnSpec, _discard
 
     async def upstream() -> AsyncIterator[bytes]:
         while True:
@@ -176,12 +176,9 @@ async def relay_through_command(
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await client.send(data)
 
-    async def ignore(_data: bytes) -> None:
-        return
-
     spec = SpawnSpec(
         argv=["sh", "-c", RELAY_SCRIPT, _PY_RELAY, remote_host, str(remote_port)],
-        cwd="/", env={}, sudo=False, stdin=upstream(), stdout=downstream, stderr=ignore,
+        cwd="/", env={}, sudo=False, stdin=upstream(), stdout=downstream, stderr=_discard,
         display=f"sandlot: forward to {remote_host}:{remote_port}",
     )
     running = await sandbox._spawn(spec)

@@ -24,7 +24,7 @@ import anyio.abc
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import _run_marks, _shell
-from .._host_io import feed_stdin, pump, run_piped, run_with_pty
+from .._host_io import feed_stdin, pump, run_piped, run_with_pty, stop_feeding
 from .._tree import remove_tree
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..provider import IsolatedSandboxProvider
@@ -148,13 +148,8 @@ class _LocalCommand(RunningCommand):
         try:
             await asyncio.gather(*self._tasks)
             if self._feeder is not None and not self._feeder.done():
-                # Output is over; once the process has exited, what its stdin source would
-                # still produce has no reader (a source waiting for more, such as a network
-                # connection, would otherwise wait forever).
-                await self._reaped()
-                self._feeder.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self._feeder
+                await self._reaped()  # output is over; stdin matters until the exit
+                await stop_feeding(self._feeder)
         except asyncio.CancelledError:
             if not self._killed:
                 raise

@@ -315,13 +315,10 @@ async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _
 
 async def _check_branch(repo: Path, branch: str) -> None:
     from ..errors import BranchExistsError
-    from ..git.host import check_branch_name, git, toplevel
+    from ..git.host import branch_exists, toplevel
 
     root = await toplevel(repo)
-    await check_branch_name(root, branch)
-    shown = await git(root, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}",
-                      check=False)
-    if shown.code == 0:
+    if await branch_exists(root, branch):
         raise BranchExistsError(f"branch {branch!r} already exists in {root}; choose another "
                                 "name for the agent's commits")
 

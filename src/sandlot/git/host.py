@@ -80,3 +80,13 @@ async def check_branch_name(repo: Path, branch: str) -> str:
             stderr=done.stderr,
         )
     return branch
+
+
+async def branch_exists(repo: Path, branch: str) -> bool:
+    """Whether branch `branch` exists in `repo`, once its name is known to be valid
+    (`InvalidBranchNameError` otherwise). Both checks run at once: each is a git process."""
+    _, shown = await asyncio.gather(
+        check_branch_name(repo, branch),
+        git(repo, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}", check=False),
+    )
+    return shown.code == 0

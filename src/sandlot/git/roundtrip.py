@@ -27,7 +27,7 @@ from ..errors import (
     SandboxRepositoryError,
 )
 from ..sandbox import Sandbox
-from .host import check_branch_name, git, toplevel
+from .host import branch_exists, check_branch_name, git, toplevel
 
 BASE_REF = "refs/sandlot/base"
 DEFAULT_BRANCH = "sandlot"
@@ -282,12 +282,8 @@ async def pull_out(
     root = await toplevel(repo)
     full = f"refs/heads/{branch}"
     # Independent host checks, at once: each is a git process.
-    _, shown, _ = await asyncio.gather(
-        check_branch_name(root, branch),
-        git(root, "show-ref", "--verify", "--quiet", full, check=False),
-        _refuse_checked_out(root, full),
-    )
-    exists = shown.code == 0
+    exists, _ = await asyncio.gather(branch_exists(root, branch),
+                                     _refuse_checked_out(root, full))
     if exists and not force:
         raise BranchExistsError(
             f"branch {branch!r} already exists in {root}; choose another name or pass "

@@ -138,33 +138,40 @@ class Walk:
         return link.split("/")
 
 
-def open_file(walk: Walk, target: str, flags: int = os.O_RDONLY) -> int:
+def open_file(walk: Walk, target: str) -> int:
     parent, name = walk.resolve(target)
     try:
         if name is None or name == ".":
             raise Fail(IS_A_DIRECTORY, target)
-        try:
-            fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
-                         dir_fd=parent)
-        except FileNotFoundError:
-            raise Fail(NOT_FOUND, target) from None
-        except OSError as exc:
-            if exc.errno == errno.EISDIR:
-                raise Fail(IS_A_DIRECTORY, target) from None
-            if exc.errno == errno.ELOOP:  # swapped for a link since resolve: refuse, not follow
-                raise Fail(ESCAPES, target) from None
-            raise Fail(NOT_A_FILE, target) from None
+        opened = open_regular(parent, name, target)
     finally:
         os.close(parent)
+    if opened is None:
+        raise Fail(NOT_FOUND, target)
+    return opened[0]
+
+
+def open_regular(parent: int, name: str, target: str) -> tuple[int, os.stat_result] | None:
+    """NAME in the directory PARENT, opened for reading without following a symlink: its
+    descriptor (blocking) and stat, or None when it does not exist. A directory, a symlink
+    (swapped in since resolve: refused, not followed) or anything but a regular file fails."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                     dir_fd=parent)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise Fail(IS_A_DIRECTORY, target) from None
+        if exc.errno == errno.ELOOP:
+            raise Fail(ESCAPES, target) from None
+        raise Fail(NOT_A_FILE, target) from None
     info = os.fstat(fd)
-    if stat.S_ISDIR(info.st_mode):
-        os.close(fd)
-        raise Fail(IS_A_DIRECTORY, target)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise Fail(NOT_A_FILE, target)
+        raise Fail(IS_A_DIRECTORY if stat.S_ISDIR(info.st_mode) else NOT_A_FILE, target)
     os.set_blocking(fd, True)
-    return fd
+    return fd, info
 
 
 def read_all(fd: int) -> bytes:
@@ -238,32 +245,15 @@ def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> N
             raise Fail(IS_A_DIRECTORY, target)
         existed = False
         keep_mode = None
-        try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
-                         dir_fd=parent)
-        except FileNotFoundError:
-            fd = None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise Fail(ESCAPES, target) from None
-            if exc.errno == errno.EISDIR:
-                raise Fail(IS_A_DIRECTORY, target) from None
-            raise Fail(NOT_A_FILE, target) from None
-        if fd is not None:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                os.close(fd)
-                raise Fail(IS_A_DIRECTORY, target)
-            if not stat.S_ISREG(info.st_mode):
-                os.close(fd)
-                raise Fail(NOT_A_FILE, target)
+        opened = open_regular(parent, name, target)
+        if opened is not None:
+            fd, info = opened
             existed = True
             keep_mode = stat.S_IMODE(info.st_mode)
             if mode != "any":
                 os.close(fd)
                 raise Fail(EXISTS_NOT_READ, target)
             if expected:
-                os.set_blocking(fd, True)
                 current = read_all(fd)
                 if digest(current) != expected:
                     os.close(fd)

@@ -22,7 +22,7 @@ from typing import BinaryIO
 import anyio
 
 from ... import _run_marks, _shell
-from ..._host_io import feed_stdin
+from ..._host_io import feed_stdin, stop_feeding
 from ...errors import CleanupError, ProviderError, SandboxGoneError
 from ...sandbox import SWEEP_TIMEOUT, RunningCommand, Sandbox, SpawnSpec
 from .cli import PROVIDER, DockerCLI
@@ -147,12 +147,7 @@ class DockerCommand(RunningCommand):
 
     async def _finish(self) -> int:
         code = await self._proc.wait()
-        if self._feeder is not None and not self._feeder.done():
-            # The command is gone: what its stdin source would still produce has no reader
-            # (a source that waits for more, such as a network connection, would wait forever).
-            self._feeder.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._feeder
+        await stop_feeding(self._feeder)  # the command is gone
         try:
             await asyncio.gather(*self._tasks)
         except asyncio.CancelledError:

@@ -2,7 +2,7 @@
 
     python -m bench                 # everything available on this machine
     python -m bench --quick         # smaller inputs, fewer rounds (a smoke run of the bench)
-    python -m bench --only local    # some suites only
+    python -m bench --only local    # some suites only (written to results/local.json)
 """
 
 from __future__ import annotations
@@ -115,7 +115,10 @@ async def main(argv: list[str] | None = None) -> int:
         "skipped": skipped,
         "failed": failed,
     }
+    # A partial run (--only) writes its own files: it must not replace the full run's results.
     stem = "quick" if args.quick else "latest"
+    if args.only:
+        stem = "-".join([*(["quick"] if args.quick else []), *names])
     (args.out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / f"{stem}.md").write_text(format_table(rows) + "\n")
     if rows:

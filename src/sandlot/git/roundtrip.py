@@ -11,6 +11,7 @@ bundle out, fetches its objects into the host repository and creates the branch 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import posixpath
 import tempfile
 from dataclasses import dataclass, field
@@ -244,8 +245,8 @@ async def _build(root: Path, staging: Path, commit: str, branch: str, depth: int
 _STATE = r"""
 command -v git >/dev/null 2>&1 || exit 127
 cd -- "$1" 2>/dev/null && [ -d .git ] || exit 4
-base=$(git rev-parse -q --verify "refs/sandlot/base^{commit}") || exit 5
-if [ -n "$2" ] && [ -n "$(git status --porcelain)" ]; then
+has_base() { git rev-parse -q --verify "refs/sandlot/base^{commit}" >/dev/null; }
+if [ -n "$2" ] && { has_base || exit 5; } && [ -n "$(git status --porcelain)" ]; then
   git add -A && git -c user.name="$(git config user.name || echo sandlot)" \
     -c user.email="$(git config user.email || echo sandlot@sandbox.invalid)" \
     commit -q -m "$2" || exit 1
@@ -253,16 +254,19 @@ if [ -n "$2" ] && [ -n "$(git status --porcelain)" ]; then
 else
   echo kept
 fi
-echo "$base"
-git rev-parse HEAD
-if git merge-base --is-ancestor "$base" HEAD; then echo ancestor; else echo rewritten; fi
-git status --porcelain=v1 -z --untracked-files=all
+revs=$(git rev-parse "refs/sandlot/base^{commit}" HEAD) || { has_base || exit 5; exit 1; }
+set -- $revs
+echo "$1"
+echo "$2"
+# The bundle is made while status reads the work tree: neither waits for the other.
+bundling=
+if [ "$2" != "$1" ]; then
+  git bundle create -q .git/sandlot-out.bundle HEAD "^$1" & bundling=$!
+fi
+git status --porcelain=v1 -z --untracked-files=all || exit 1
+if [ -n "$bundling" ]; then wait "$bundling" || exit 6; fi
 """
-
-_BUNDLE = r"""
-cd -- "$1" || exit 1
-git bundle create -q .git/sandlot-out.bundle HEAD "^$2" || exit 1
-"""
+_BUNDLE_FAILED = 6
 
 
 async def pull_out(
@@ -279,20 +283,65 @@ async def pull_out(
     Only refs are written on the host (objects, then `branch`); the checked-out branch, index
     and work tree are never touched. Uncommitted sandbox work is committed first when
     `commit_uncommitted` is a message, else listed in `uncommitted`."""
+    where = _shell.validate_sandbox_path(dest or sandbox.worktree, "pull_out source")
+    message = commit_uncommitted or ""
+    if "\0" in message:
+        raise ConfigurationError("commit_uncommitted holds a NUL byte")
+    bundle = posixpath.join(where, ".git", "sandlot-out.bundle")
+    leftover = True  # a bundle may be in the sandbox until _bring_back has removed it
+    try:
+        if message:
+            # The sandbox is changed (a commit) only once the host has accepted the branch.
+            root = await _host_accepts(repo, branch, force)
+            state = await _sandbox_state(sandbox, where, message)
+        else:
+            # Reading the sandbox (and bundling its new commits) changes nothing there, so it
+            # runs while the host is checked: a refusal only leaves a bundle, removed below.
+            # Both are awaited; the host's refusal is the one reported when both fail.
+            host, read = await asyncio.gather(_host_accepts(repo, branch, force),
+                                              _sandbox_state(sandbox, where, message),
+                                              return_exceptions=True)
+            if isinstance(host, BaseException):
+                raise host
+            if isinstance(read, BaseException):
+                raise read
+            root, state = host, read
+        result = await _bring_back(sandbox, root, branch, force, state, bundle)
+        leftover = False
+    except BaseExceptionGroup as group:  # a failure of _bring_back's tasks: raise it as it is
+        raise group.exceptions[0] from None
+    finally:
+        if leftover:
+            # Cleanup of a failed pull must not hide why it failed (e.g. a vanished sandbox).
+            with contextlib.suppress(Exception):
+                await sandbox.exec(["rm", "-f", "--", bundle])
+    return result
+
+
+@dataclass(frozen=True)
+class _SandboxState:
+    committed: bool
+    base: str
+    head: str
+    uncommitted: list[str]
+
+
+async def _host_accepts(repo: str, branch: str, force: bool) -> Path:
+    """The host repository's root, once `branch` may be written there."""
     root = await toplevel(repo)
-    full = f"refs/heads/{branch}"
     # Independent host checks, at once: each is a git process.
     exists, _ = await asyncio.gather(branch_exists(root, branch),
-                                     _refuse_checked_out(root, full))
+                                     _refuse_checked_out(root, f"refs/heads/{branch}"))
     if exists and not force:
         raise BranchExistsError(
             f"branch {branch!r} already exists in {root}; choose another name or pass "
             "force=True to move it"
         )
-    where = _shell.validate_sandbox_path(dest or sandbox.worktree, "pull_out source")
-    message = commit_uncommitted or ""
-    if "\0" in message:
-        raise ConfigurationError("commit_uncommitted holds a NUL byte")
+    return root
+
+
+async def _sandbox_state(sandbox: Sandbox, where: str, message: str) -> _SandboxState:
+    """The sandbox repository's base, HEAD and status; its new commits bundled when any."""
     state = await sandbox.exec(["sh", "-c", _STATE, "sh", where, message])
     if state.exit_code == GIT_MISSING:
         raise GitNotFoundError(f"git is not installed in sandbox {sandbox.name!r}: {_INSTALL}")
@@ -307,33 +356,55 @@ async def pull_out(
             "deleted?); without it sandlot cannot tell which commits are new",
             stderr=state.stderr,
         )
+    if state.exit_code == _BUNDLE_FAILED:
+        raise GitError("bundling the sandbox's new commits failed", stderr=state.stderr)
     if state.exit_code != 0:
         raise GitError(f"reading the sandbox repository at {where} failed", stderr=state.stderr)
-    lines = state.stdout.split("\n", 4)
-    committed, base, head, ancestry = (line.strip() for line in lines[:4])
-    uncommitted = _status_paths(lines[4] if len(lines) > 4 else "")
+    lines = state.stdout.split("\n", 3)
+    committed, base, head = (line.strip() for line in lines[:3])
+    return _SandboxState(committed == "committed", base, head,
+                         _status_paths(lines[3] if len(lines) > 3 else ""))
+
+
+async def _bring_back(sandbox: Sandbox, root: Path, branch: str, force: bool,
+                      state: _SandboxState, bundle: str) -> PullResult:
     notes: list[str] = []
-    rewritten = ancestry == "rewritten"
-    if rewritten:
-        notes.append("the sandbox rewrote history: the base is no longer an ancestor of its HEAD")
-    if uncommitted:
-        notes.append(f"{len(uncommitted)} uncommitted path(s) in the sandbox were not brought "
-                     "back; pass commit_uncommitted='message' to include them")
+    if state.uncommitted:
+        notes.append(f"{len(state.uncommitted)} uncommitted path(s) in the sandbox were not "
+                     "brought back; pass commit_uncommitted='message' to include them")
+    base, head = state.base, state.head
     if head == base:
         return PullResult(branch=None, head=head, base=base, commits=[], files=[],
-                          uncommitted=uncommitted, committed_uncommitted=committed == "committed",
+                          uncommitted=state.uncommitted,
+                          committed_uncommitted=state.committed,
                           notes=[*notes, "no new commits: no branch was written"])
-    await _fetch(sandbox, root, where, base, head)
-    if force:
-        await git(root, "update-ref", "-m", "sandlot pull_out", full, head)
-    else:
-        await git(root, "update-ref", "-m", "sandlot pull_out", full, head, "",
-                  what=f"creating branch {branch}")
-    commits, files = await asyncio.gather(_commits(root, base, head), _files(root, base, head))
+    with tempfile.TemporaryDirectory(prefix="sandlot-bundle-") as tmp:
+        local = Path(tmp) / "out.bundle"
+        await sandbox.copy_out(bundle, local)
+        # Objects only (fetch checks the bundle's prerequisites itself): no ref, no FETCH_HEAD.
+        # The sandbox's copy of the bundle is removed meanwhile.
+        async with asyncio.TaskGroup() as group:
+            group.create_task(git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                                  str(local), head, what="fetching the sandbox's commits"))
+            group.create_task(sandbox.exec(["rm", "-f", "--", bundle]))
+    full = f"refs/heads/{branch}"
+    # The branch and the report read only the fetched objects (the base is a prerequisite of
+    # the bundle, so the host has it too): all at once.
+    old = [] if force else [""]  # "" = the ref must not exist yet
+    async with asyncio.TaskGroup() as group:
+        group.create_task(git(root, "update-ref", "-m", "sandlot pull_out", full, head, *old,
+                              what=f"creating branch {branch}"))
+        commits = group.create_task(_commits(root, base, head))
+        files = group.create_task(_files(root, base, head))
+        ancestry = group.create_task(git(root, "merge-base", "--is-ancestor", base, head,
+                                         check=False))
+    rewritten = ancestry.result().code != 0
+    if rewritten:
+        notes.append("the sandbox rewrote history: the base is no longer an ancestor of its HEAD")
     return PullResult(
-        branch=branch, head=head, base=base, commits=commits, files=files,
-        uncommitted=uncommitted,
-        committed_uncommitted=committed == "committed", rewritten=rewritten, notes=notes,
+        branch=branch, head=head, base=base, commits=commits.result(), files=files.result(),
+        uncommitted=state.uncommitted, committed_uncommitted=state.committed,
+        rewritten=rewritten, notes=notes,
     )
 
 
@@ -360,35 +431,6 @@ async def _refuse_checked_out(root: Path, full: str) -> None:
                 f"branch {full.removeprefix('refs/heads/')!r} is checked out in a work tree of "
                 f"{root}; sandlot never moves a checked-out branch: pick another name"
             )
-
-
-async def _fetch(sandbox: Sandbox, root: Path, where: str, base: str, head: str) -> None:
-    bundle = posixpath.join(where, ".git", "sandlot-out.bundle")
-    removed = False
-
-    async def remove() -> None:
-        nonlocal removed
-        await sandbox.exec(["rm", "-f", "--", bundle])
-        removed = True
-
-    try:
-        made = await sandbox.exec(["sh", "-c", _BUNDLE, "sh", where, base])
-        if made.exit_code != 0:
-            raise GitError("bundling the sandbox's new commits failed", stderr=made.stderr)
-        with tempfile.TemporaryDirectory(prefix="sandlot-bundle-") as tmp:
-            local = Path(tmp) / "out.bundle"
-            await sandbox.copy_out(bundle, local)
-            # Objects only (fetch checks the bundle's prerequisites itself): no ref, no
-            # FETCH_HEAD. The branch is written by update-ref after. The sandbox's copy of
-            # the bundle is removed meanwhile.
-            await asyncio.gather(
-                git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(local),
-                    head, what="fetching the sandbox's commits"),
-                remove(),
-            )
-    finally:
-        if not removed:
-            await sandbox.exec(["rm", "-f", "--", bundle])
 
 
 async def _commits(root: Path, base: str, head: str) -> list[Commit]:

@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from .._tree import remove_tree
-from .fakecoder import bootstrap, builds, faults, model, shapes, state, transient
+from .fakecoder import bootstrap, builds, faults, model, shapes, state, transient, zygote
 
 DEFAULT_URL = "https://coder.sandlot.invalid"
 _ALNUM = string.ascii_letters + string.digits
@@ -490,6 +490,7 @@ class FakeCoderDeployment:
         with state.locked(self.root) as st:
             st["halted"] = True
             builds.stop_all_agents(st)
+        zygote.stop(self.root)
         runtime = Path(state.load(self.root)["runtime_dir"])
         if runtime.parent != self.root and runtime.name.startswith("sfc-"):
             remove_tree(runtime)

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from pydantic import SecretStr
 
+from ..._shared_call import SharedCall
 from ...errors import (
     CoderCLIError,
     CoderCLINotFoundError,
@@ -107,6 +108,7 @@ class CoderCLI:
         self._path: str | None = None
         self.url = url
         self._token = token
+        self._owned: dict[str, SharedCall[list[Workspace]]] = {}
         if token is not None:
             register_secret(token.get_secret_value())
         # A token inherited from the environment is just as secret as one passed in.
@@ -314,6 +316,15 @@ class CoderCLI:
             return parse_workspaces(result.stdout)
         except ParseError as exc:
             raise CoderCLIError(f"cannot read `coder list -o json`: {exc}") from None
+
+    async def owned_workspaces(self, owner: str) -> list[Workspace]:
+        """`coder list --search owner:<owner>`, one call shared by concurrent callers (each
+        gets an answer from a call that started after it asked)."""
+        shared = self._owned.get(owner.lower())
+        if shared is None:
+            shared = SharedCall(lambda: self.list_workspaces(search=f"owner:{owner}"))
+            self._owned[owner.lower()] = shared
+        return await shared()
 
     async def lifecycle(
         self, verb: str, reference: str, *, timeout: float, sandbox: str = ""

@@ -18,8 +18,9 @@ POLL_MAX = 2.0
 
 
 async def find_workspace(cli: CoderCLI, *, owner: str, name: str) -> Workspace | None:
-    """The workspace `owner/name`, or None. `--search` narrows; the exact match is ours."""
-    for workspace in await cli.list_workspaces(search=f"owner:{owner} name:{name}"):
+    """The workspace `owner/name`, or None. The owner's list is shared by concurrent lookups
+    (N sandboxes polling at once make one `coder list`); the exact match is ours."""
+    for workspace in await cli.owned_workspaces(owner):
         if workspace.name.lower() == name.lower() and (
             workspace.owner_name.lower() == owner.lower()
         ):

@@ -113,6 +113,7 @@ class CoderProvider(IsolatedSandboxProvider):
 
     def __init__(self, options: CoderCreateOptions | CoderAttachOptions) -> None:
         self.options = options
+        self._shared_cli: CoderCLI | None = None
         # The preflight's answer, shared by the creates of one provider for a while: a
         # fan-out of N sandboxes asks the deployment who we are once, not N times.
         self._preflight: tuple[WhoAmI, float] | None = None
@@ -135,13 +136,16 @@ class CoderProvider(IsolatedSandboxProvider):
         return f"CoderProvider({self.options!r})"
 
     def _cli(self) -> CoderCLI:
-        opts = self.options
-        return CoderCLI(
-            opts.coder_binary,
-            url=opts.coder_url,
-            token=opts.session_token,
-            transient_retry_timeout=opts.transient_retry_timeout,
-        )
+        # One CLI per provider: the sandboxes of a fan-out share its `coder list` calls.
+        if self._shared_cli is None:
+            opts = self.options
+            self._shared_cli = CoderCLI(
+                opts.coder_binary,
+                url=opts.coder_url,
+                token=opts.session_token,
+                transient_retry_timeout=opts.transient_retry_timeout,
+            )
+        return self._shared_cli
 
     async def create(self) -> CoderSandbox:
         opts = self.options

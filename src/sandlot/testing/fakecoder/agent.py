@@ -22,6 +22,7 @@ import signal
 import socket
 import struct
 import termios
+import time
 from pathlib import Path
 from typing import Any
 
@@ -358,14 +359,20 @@ def _set_winsize(fd: int, width: int, height: int) -> None:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
 
 
-def _find_record(root: Path, agent_id: str) -> dict[str, Any]:
-    st = state.load(root)
-    for ws in st["workspaces"].values():
-        for rec in ws.get("agents", []):
-            if rec["id"] == agent_id:
-                found: dict[str, Any] = rec
-                return found
-    raise SystemExit(f"fake coder agent: no agent {agent_id} in {root}")
+def _find_record(root: Path, agent_id: str, wait: float = 10.0) -> dict[str, Any]:
+    # The spawner saves the record when it releases the state lock, which can be after a
+    # forked agent (from the zygote, in milliseconds) first looks: look until it is there.
+    deadline = time.monotonic() + wait
+    while True:
+        st = state.load(root)
+        for ws in st["workspaces"].values():
+            for rec in ws.get("agents", []):
+                if rec["id"] == agent_id:
+                    found: dict[str, Any] = rec
+                    return found
+        if time.monotonic() > deadline:
+            raise SystemExit(f"fake coder agent: no agent {agent_id} in {root}")
+        time.sleep(0.01)
 
 
 async def _serve(root: Path, agent_id: str) -> None:

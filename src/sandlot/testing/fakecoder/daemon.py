@@ -24,8 +24,18 @@ _KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "S
 
 
 def spawn(root: Path, agent_id: str) -> tuple[int, int | None]:
-    """Start the SSH server of one agent; return (pid, start time) of the daemonised process."""
+    """Start the SSH server of one agent; return (pid, start time) of the daemonised process.
+
+    Through the zygote (a fork of a process that has the agent imported) when one runs or can
+    be started; else through a fresh interpreter."""
+    from . import zygote
+
     env = {key: os.environ[key] for key in _KEEP_ENV if key in os.environ}
+    forked = zygote.spawn(root, agent_id, env)
+    if forked is None and zygote.start(root, env):
+        forked = zygote.spawn(root, agent_id, env)
+    if forked is not None:
+        return forked
     proc = subprocess.run(
         bootstrap.agent_command(root, agent_id),
         stdin=subprocess.DEVNULL,
@@ -53,11 +63,16 @@ def spawn_main() -> None:
         sys.stdout.write(f"{pid}\n")
         sys.stdout.flush()
         os._exit(0)
-    # The agent: own session, no terminal, output to a log file, the spawner's pipe closed at
-    # once (the spawner waits for EOF on it).
+    run_agent(root, agent_id)
+
+
+def run_agent(root: Path, agent_id: str) -> None:
+    """In the agent process, just forked: own session, no terminal, output to a log file (the
+    spawner's pipe closed at once: the spawner waits for EOF on it), serve, never return."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
-    log = os.open(logs / f"agent-{agent_id}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = os.open(root / "logs" / f"agent-{agent_id}.log",
+                  os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(devnull, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)

@@ -49,6 +49,7 @@ CASES = [
     Case("rust", ("tests", "lint", "typecheck", "rerun")),
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
     Case("rust", ("tests", "rerun"), overlays=("rust-dupnames",)),
+    Case("rust", ("lint", "typecheck"), overlays=("rust-nightly-bench",)),
     Case("python", ("tests", "lint", "typecheck", "rerun")),
     Case("python", ("lint",), overlays=("python-badconfig",)),
     Case("node", ("tests", "lint", "typecheck", "rerun")),

@@ -175,6 +175,17 @@ async def test_code_that_does_not_compile(fresh: Sandbox, fixture: str, overlay:
         expected.assert_findings("lint", case, await run_lint(fresh))
 
 
+async def test_rust_benches_that_need_nightly_are_skipped(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "rust", "rust-nightly-bench")
+    for report in (await run_typecheck(fresh), await run_lint(fresh)):
+        assert [s.target for s in report.skipped] == ["bench nightly"]
+        assert "bench stable" in report.checked
+        assert report.error_count == 0
+        assert ("benches/stable.rs", 5, "unused_variables") in {
+            (f.file, f.line, f.rule) for f in report.findings
+        }
+
+
 async def test_a_panicking_go_test_is_located(fresh: Sandbox) -> None:
     await copy_fixture(fresh, "go", "go-panic")
     report = await run_tests(fresh)

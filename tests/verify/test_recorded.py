@@ -134,7 +134,8 @@ def test_every_recording_is_used() -> None:
     used |= {f"{c}-lint" for c in expected.LINT}
     used |= {f"{c}-typecheck" for c in expected.TYPECHECK}
     used |= {"python+python-badconfig-lint", "node+node-badconfig-lint",
-             "go+go-many-findings-lint"}
+             "go+go-many-findings-lint", "rust+rust-nightly-bench-lint",
+             "rust+rust-nightly-bench-typecheck"}
     assert {p.stem for p in RECORDED.glob("*.json")} == used
 
 
@@ -160,3 +161,20 @@ def test_rust_failures_keep_their_own_test_binary() -> None:
     rerun = load("rust+rust-dupnames-rerun").plan.argv
     flags = rerun[rerun.index("--message-format=json") + 1 : rerun.index("--")]
     assert flags == ["--lib", "--test", "alpha", "--test", "beta", "--test", "integration"]
+
+
+@pytest.mark.parametrize("kind", ["lint", "typecheck"])
+def test_rust_benches_that_need_nightly_are_skipped_not_failures(kind: str) -> None:
+    # Recorded from stable cargo: benches/nightly.rs has `#![feature(test)]` (E0554 on stable),
+    # benches/stable.rs builds and has one planted warning.
+    report = replay_findings(f"rust+rust-nightly-bench-{kind}")
+    assert report.exit_code == 101  # cargo's own verdict, kept in the raw result
+    assert [s.target for s in report.skipped] == ["bench nightly"]
+    assert "nightly" in report.skipped[0].reason
+    assert "bench stable" in report.checked and "lib rustfix" in report.checked
+    assert "bench nightly" not in report.checked
+    assert report.error_count == 0
+    assert any(f.file == "benches/stable.rs" and f.rule == "unused_variables"
+               for f in report.findings)
+    assert not any(f.file.startswith("benches/nightly") for f in report.findings)
+    assert "--keep-going" in load(f"rust+rust-nightly-bench-{kind}").plan.argv

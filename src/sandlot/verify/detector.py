@@ -26,7 +26,7 @@ from .plan import ToolPlan, ToolRun
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
-    from .findings import Finding, TestFailure, TestReport
+    from .findings import Finding, SkippedTarget, TestFailure, TestReport
 
 #: Every file the detection snippet looks for: language markers first, then Node lock files.
 PROBED_FILES: tuple[str, ...] = (
@@ -101,6 +101,11 @@ class Detector(ABC):
     @abstractmethod
     def parse_findings(self, run: ToolRun) -> list[Finding]:
         """Findings from a finished lint or typecheck run. Pure."""
+
+    def parse_targets(self, run: ToolRun) -> tuple[list[str], list[SkippedTarget]]:
+        """(checked, skipped) build targets of a lint or typecheck run, for tools that check
+        several (Rust); none by default. Pure."""
+        return [], []
 
 
 

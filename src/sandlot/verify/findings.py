@@ -71,6 +71,14 @@ class TestFailure(_Model):
     """`build` when the code did not compile (or collect), so tests never ran."""
 
 
+class SkippedTarget(_Model):
+    """A build target the tool left out, and why (Rust: a bench that needs nightly)."""
+
+    target: str
+    """Kind and name as cargo says them: `bench nightly`, `example demo`."""
+    reason: str
+
+
 class _Report(_Model):
     language: Language
     command: str
@@ -115,6 +123,11 @@ class LintReport(_Report):
 
     tool: str
     findings: list[Finding] = Field(default_factory=list)
+    checked: list[str] = Field(default_factory=list)
+    """Rust: the targets cargo checked (`lib mycrate`, `test integration`, `bench fast`)."""
+    skipped: list[SkippedTarget] = Field(default_factory=list)
+    """Targets left out and why; their diagnostics are not findings (Rust: nightly-only
+    benches, tests and examples on a stable toolchain)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

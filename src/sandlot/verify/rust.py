@@ -6,13 +6,16 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .detector import Detector, Workspace
-from .findings import Finding, Language, TestFailure, TestReport
+from .findings import Finding, Language, SkippedTarget, TestFailure, TestReport
 from .parsers import cargo, libtest
 from .plan import ToolPlan, ToolRun
 
 # cargo: 101 is "the build or a test failed"; the JSON says which. Anything else is cargo's own
 # failure (bad manifest: also 101, but then no error diagnostic parses, which is caught).
 _CARGO_FAILED = [101]
+#: Every target, and every one that can be built even when another fails: a bench that needs
+#: nightly (skipped, see cargo.targets) or a broken test must not hide the rest's findings.
+_ALL_TARGETS = ["--all-targets", "--keep-going"]
 
 
 class RustDetector(Detector):
@@ -45,7 +48,7 @@ class RustDetector(Detector):
             language="rust",
             tool="cargo clippy",
             binary="cargo-clippy",
-            argv=["cargo", "clippy", "--all-targets", "--message-format=json"],
+            argv=["cargo", "clippy", *_ALL_TARGETS, "--message-format=json"],
             root=ws.root,
             finding_codes=_CARGO_FAILED,
         )
@@ -56,7 +59,7 @@ class RustDetector(Detector):
             language="rust",
             tool="cargo check",
             binary="cargo",
-            argv=["cargo", "check", "--all-targets", "--message-format=json"],
+            argv=["cargo", "check", *_ALL_TARGETS, "--message-format=json"],
             root=ws.root,
             finding_codes=_CARGO_FAILED,
         )
@@ -75,3 +78,6 @@ class RustDetector(Detector):
 
     def parse_findings(self, run: ToolRun) -> list[Finding]:
         return cargo.parse(run.stdout, root=run.plan.root)
+
+    def parse_targets(self, run: ToolRun) -> tuple[list[str], list[SkippedTarget]]:
+        return cargo.targets(run.stdout)

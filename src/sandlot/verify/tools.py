@@ -20,6 +20,7 @@ from .findings import (
     Language,
     LintReport,
     ScriptResult,
+    SkippedTarget,
     TestFailure,
     TestReport,
     TypecheckReport,
@@ -142,17 +143,22 @@ def build_findings_report(
     check_outcome(run, caller)
     plan = run.plan
     findings = []
+    checked: list[str] = []
+    skipped: list[SkippedTarget] = []
     if plan.parsed:
         if plan.report_file is not None and run.report is None:
             raise nothing_parsed(run, caller)
         findings = detector.parse_findings(run)
-        if run.exit_code in plan.finding_codes and not any(
+        checked, skipped = detector.parse_targets(run)
+        if run.exit_code in plan.finding_codes and not skipped and not any(
             f.severity == "error" for f in findings
         ):
-            # The exit code says errors exist; a run that printed none of them did not work.
+            # The exit code says errors exist; a run that printed none of them did not work
+            # (unless they were the errors of targets it reports as skipped).
             raise nothing_parsed(run, caller)
     cls = LintReport if plan.kind == "lint" else TypecheckReport
-    return cls(language=plan.language, tool=plan.tool, findings=findings, **_raw(run))
+    return cls(language=plan.language, tool=plan.tool, findings=findings, checked=checked,
+               skipped=skipped, **_raw(run))
 
 
 async def run_tests(

@@ -6,8 +6,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..findings import Finding, Severity
+from ..findings import Finding, Severity, SkippedTarget
 from .paths import relative
+
+#: rustc's "`#![feature]` may not be used on the stable release channel".
+_NIGHTLY_ONLY = "E0554"
+#: Targets that are the package itself: when one needs nightly, that is the project's error.
+_PACKAGE_KINDS = {"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro", "bin"}
 
 _SEVERITY: dict[str, Severity] = {
     "error": "error",
@@ -29,12 +34,41 @@ def messages(stdout: str) -> Iterator[dict[str, Any]]:
             yield obj
 
 
+def _target(msg: dict[str, Any]) -> str:
+    target = msg.get("target") or {}
+    kinds = target.get("kind") or ["?"]
+    return f"{kinds[0]} {target.get('name', '?')}"
+
+
+def targets(stdout: str) -> tuple[list[str], list[SkippedTarget]]:
+    """(checked, skipped): every target cargo compiled, and the benches, tests and examples
+    left out because they need a nightly compiler (`#![feature]`, E0554) on a stable one."""
+    seen: dict[str, None] = {}
+    nightly: dict[str, None] = {}
+    for msg in messages(stdout):
+        if msg.get("reason") not in ("compiler-message", "compiler-artifact"):
+            continue
+        name = _target(msg)
+        seen[name] = None
+        code = ((msg.get("message") or {}).get("code") or {}).get("code")
+        if code == _NIGHTLY_ONLY and name.split(" ", 1)[0] not in _PACKAGE_KINDS:
+            nightly[name] = None
+    skipped = [
+        SkippedTarget(target=name, reason="needs a nightly compiler (`#![feature]` is not "
+                      "allowed on the stable channel this toolchain is)")
+        for name in nightly
+    ]
+    return [name for name in seen if name not in nightly], skipped
+
+
 def parse(stdout: str, *, root: str) -> list[Finding]:
-    """Diagnostics with a primary span, deduplicated (a lib and its test target repeat them)."""
+    """Diagnostics with a primary span, deduplicated (a lib and its test target repeat them).
+    A target skipped by `targets` (it needs nightly) contributes nothing."""
     findings: list[Finding] = []
     seen: set[tuple[object, ...]] = set()
+    skipped = {t.target for t in targets(stdout)[1]}
     for msg in messages(stdout):
-        if msg.get("reason") != "compiler-message":
+        if msg.get("reason") != "compiler-message" or _target(msg) in skipped:
             continue
         diag = msg.get("message") or {}
         level = str(diag.get("level", ""))

@@ -56,6 +56,7 @@ CASES = [
     Case("node", ("lint",), overlays=("node-badconfig",)),
     Case("node-jest", ("tests", "rerun")),
     Case("node-vitest", ("tests", "rerun")),
+    Case("node-composite", ("tests", "rerun")),
     Case("polyglot", ("tests",), language="go", suffix="go"),
     Case("polyglot", ("tests",), language="node", suffix="node"),
 ]

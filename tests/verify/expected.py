@@ -69,6 +69,16 @@ TESTS: dict[str, tuple[tuple[int, int, int], list[tuple[str, str | None, int | N
         (2, 2, 1),
         [("sub works", "test/math.test.js", 9), ("group > fails inside", "test/math.test.js", 17)],
     ),
+    # One test script chaining three scripts, each under a wrapper: cross-env + c8 + node
+    # --test, nyc + mocha, tsx --test (tests/fixtures/verify/node-composite).
+    "node-composite": (
+        (3, 3, 1),
+        [
+            ("add is wrong on purpose", "test/unit.test.js", 10),
+            ("sub fails on purpose", "tests/math.spec.js", 10),
+            ("twice fails on purpose", "ts/typed.test.ts", 13),
+        ],
+    ),
     "polyglot-go": ((1, 1, 0), [("TestHelloFails", "greet/greet_test.go", 13)]),
     "polyglot-node": ((1, 1, 0), [("greets wrongly", "web/greet.test.js", 11)]),
 }
@@ -83,6 +93,9 @@ RERUN_COUNTS: dict[str, tuple[int, int, int]] = {
     "node": (0, 2, 3),
     "node-jest": (0, 2, 3),
     "node-vitest": (0, 2, 3),
+    # node --test steps run whole (no name pattern reaches them through NODE_OPTIONS); mocha
+    # runs only its failure (--grep).
+    "node-composite": (2, 3, 0),
 }
 
 # (file, line, column, rule, severity) of each finding.
@@ -139,6 +152,9 @@ MESSAGES: dict[tuple[str, str], str] = {
         "Error: expect(received).toBe(expected) // Object.is equality; Expected: 2; Received: 8"
     ),
     ("node-vitest", "sub works"): "AssertionError: expected 8 to be 2 // Object.is equality",
+    ("node-composite", "sub fails on purpose"): (
+        "AssertionError [ERR_ASSERTION]: five minus three; 2 !== 3"
+    ),
     ("lint:go", "errcheck"): "Error return value of `os.WriteFile` is not checked",
     ("lint:rust", "clippy::needless_return"): "unneeded `return` statement",
     ("lint:python", "F401"): "`os` imported but unused",

@@ -55,7 +55,7 @@ def missing_tools() -> list[str]:
     for tool in ("golangci-lint", "ruff", "mypy", "pytest"):
         if not (TOOLS / "bin" / tool).exists():
             absent.append(f"{TOOLS / 'bin' / tool} (scripts/setup.d/40-verify-tools.sh)")
-    for fixture in ("node", "node-jest", "node-vitest"):
+    for fixture in ("node", "node-jest", "node-vitest", "node-composite"):
         if not (FIXTURES / fixture / "node_modules").is_dir():
             absent.append(f"tests/fixtures/verify/{fixture}/node_modules")
     return absent

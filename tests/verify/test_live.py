@@ -3,6 +3,8 @@ backend in tests/verify/backends.py (same bodies everywhere)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sandlot import Sandbox
@@ -49,7 +51,9 @@ async def test_detect_all(projects: Projects, fixture: str, languages: list[str]
     assert await detect_all(sandbox) == languages
 
 
-@pytest.mark.parametrize("fixture", ["go", "rust", "python", "node", "node-jest", "node-vitest"])
+@pytest.mark.parametrize(
+    "fixture", ["go", "rust", "python", "node", "node-jest", "node-vitest", "node-composite"]
+)
 async def test_run_tests_then_rerun_failures(projects: Projects, fixture: str) -> None:
     sandbox = await projects.get(fixture)
     report = await run_tests(sandbox)
@@ -184,6 +188,37 @@ async def test_rust_benches_that_need_nightly_are_skipped(fresh: Sandbox) -> Non
         assert ("benches/stable.rs", 5, "unused_variables") in {
             (f.file, f.line, f.rule) for f in report.findings
         }
+
+
+async def test_a_failed_step_stops_what_and_joins_it(fresh: Sandbox) -> None:
+    # `&&` after a failing build: the tests behind it do not run, as in the shell; `;` runs
+    # the next one anyway. No package is needed: node's own runner.
+    scripts = {
+        "test": "npm run build && npm run test:unit; npm run test:more",
+        "build": "node -e \"console.error('build broke'); process.exit(3)\"",
+        "test:unit": "node --test unit/",
+        "test:more": "node --test more/",
+    }
+    test = (
+        'const test = require("node:test");\n'
+        'test("fails", () => { throw new Error("more is broken"); });\n'
+    )
+    await fresh.exec(
+        ["sh", "-c", 'mkdir unit more && printf %s "$1" > package.json && '
+         'printf %s "$2" > more/more.test.js && cp more/more.test.js unit/',
+         "sh", json.dumps({"name": "steps", "scripts": scripts}), test],
+        check=True,
+    )
+    report = await run_tests(fresh)
+    assert report.runner == "node-test"
+    rows = [(f.step, f.kind, f.file, f.line) for f in report.failures]
+    assert rows == [("build", "build", None, None), ("test:more", "test", "more/more.test.js", 2)]
+    assert report.failures[0].message == "exit 3: build broke"
+    assert report.notes == [
+        "test:unit: `node --test unit/` did not run: a step before it failed and `&&` joined them"
+    ]
+    again = await run_failing_tests(fresh)
+    assert [(f.step, f.kind) for f in again.failures] == [("build", "build"), ("test:more", "test")]
 
 
 async def test_a_panicking_go_test_is_located(fresh: Sandbox) -> None:

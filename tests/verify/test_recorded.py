@@ -178,3 +178,18 @@ def test_rust_benches_that_need_nightly_are_skipped_not_failures(kind: str) -> N
                for f in report.findings)
     assert not any(f.file.startswith("benches/nightly") for f in report.findings)
     assert "--keep-going" in load(f"rust+rust-nightly-bench-{kind}").plan.argv
+
+
+def test_a_composite_node_script_reports_each_runner_and_its_script() -> None:
+    report = replay_tests("node-composite-tests")
+    assert report.runner == "node-test+mocha"
+    by_step = {f.step: f for f in report.failures}
+    assert set(by_step) == {"test:unit", "test:spec", "test:ts"}
+    assert by_step["test:spec"].selector == "sub fails on purpose"
+    steps = load("node-composite-tests").steps
+    assert [s.plan.script for s in steps] == ["build", "test:unit", "test:spec", "test:ts"]
+    assert [s.plan.after for s in steps] == ["", "&&", ";", ";"]
+    assert all(s.ran for s in steps)
+    rerun = load("node-composite-rerun").steps
+    assert [s.plan.script for s in rerun] == ["test:unit", "test:spec", "test:ts"]
+    assert "--grep=^(?:sub fails on purpose)$" in rerun[1].plan.argv[-1]

@@ -68,7 +68,11 @@ class TestFailure(_Model):
     selector: str = ""
     """What the runner needs to select this test again (pytest node id, Go test name, ...)."""
     kind: Literal["test", "build"] = "test"
-    """`build` when the code did not compile (or collect), so tests never ran."""
+    """`build` when the code did not compile (or collect), so tests never ran; also a command
+    of a composite test script that failed without being a test runner (`tsc`, a build)."""
+    step: str = ""
+    """Node: the package.json script whose command found this failure, when the test script
+    runs several (`npm run test:unit && npm run test:e2e`)."""
 
 
 class SkippedTarget(_Model):
@@ -103,7 +107,12 @@ class TestReport(_Report):
     __test__ = False
 
     runner: str
-    """go-test, pytest, jest, vitest, node-test, cargo-test (or `<pm>-script` when unparsed)."""
+    """go-test, pytest, jest, vitest, mocha, node-test, cargo-test (or `<pm>-script` when
+    unparsed); for a Node test script that runs several runners, them all joined by `+`
+    (`node-test+mocha`)."""
+    notes: list[str] = Field(default_factory=list)
+    """What else the run says: e.g. the steps of a composite script that did not run because
+    one before them failed (`&&`)."""
     interpreter: str = ""
     """Python: the interpreter that ran the tests (the project's .venv one when it has one)."""
     passed: int = 0

@@ -13,10 +13,12 @@ import json
 import re
 from typing import Any, ClassVar
 
+from .._shell import quote
 from ..errors import ConfigurationError, UnknownScriptError, VerifyToolFailedError
+from . import npm_scripts
 from .detector import Detector, Workspace
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import eslint, jestjson, junit, tsc
+from .parsers import eslint, jestjson, junit, mocha, tsc
 from .plan import ToolPlan, ToolRun
 from .runner import report_path
 
@@ -113,7 +115,82 @@ class NodeDetector(Detector):
         runner = runner_of(script)
         if runner in ("jest", "vitest") and not simple(script):
             runner = ""  # flags would land on the script's last command: run it as it is
+        if not runner:
+            # A script that chains others or wraps its runner (nyc mocha, tsx --test): run
+            # its commands one by one, each runner with its own report.
+            steps = npm_scripts.expand(scripts, "test")
+            if steps and any(step.runner for step in steps):
+                return self._composite(ws, manager, steps, {})
         return self._runner_plan(ws, manager, runner, selection=None)
+
+    def _composite(
+        self,
+        ws: Workspace,
+        manager: str,
+        steps: list[npm_scripts.Step],
+        selections: dict[str, tuple[list[str], list[str]]],
+    ) -> ToolPlan:
+        """A plan whose steps are the script's commands; `selections` (script -> files,
+        names) narrows each runner to its failures for a rerun."""
+        runners = [s.runner for s in steps if s.runner]
+        return self._base(
+            ws,
+            kind="tests",
+            tool=f"{manager} run test",
+            runner="+".join(dict.fromkeys(runners)),
+            binary=manager,
+            argv=run_argv(manager, "test", []),
+            steps=[self._step_plan(ws, step, selections.get(step.script)) for step in steps],
+        )
+
+    def _step_plan(
+        self,
+        ws: Workspace,
+        step: npm_scripts.Step,
+        selection: tuple[list[str], list[str]] | None,
+    ) -> ToolPlan:
+        """One command of a composite script, run as written plus its runner's reporter (the
+        runner is the last program of a wrapper chain, so arguments at the end reach it)."""
+        files, names = selection or ([], [])
+        extra: list[str] = []
+        prelude: list[str] = []
+        report: str | None = None
+        codes = [1]
+        if step.runner == "jest":
+            report = report_path("json")
+            extra = ["--json", f"--outputFile={report}"]
+            if files:
+                extra += ["--runTestsByPath", *files]
+        elif step.runner == "vitest":
+            report = report_path("json")
+            extra = ["--run", "--reporter=default", "--reporter=json",
+                     f"--outputFile.json={report}", *files]
+        elif step.runner == "mocha":
+            report = report_path("json")
+            extra = ["--reporter", "json", "--reporter-option", f"output={report}"]
+            codes = list(range(1, 256))  # mocha exits with the number of failures
+            if names:
+                extra.append("--grep=" + _alternation(names))
+        elif step.runner == "node-test":
+            report = report_path("xml")
+            prelude = [_node_options(report)]
+        if names and step.runner in ("jest", "vitest"):
+            extra.append("--testNamePattern=" + _alternation(names))
+        command = step.command + "".join(" " + quote(word) for word in extra)
+        return self._base(
+            ws,
+            kind="tests",
+            tool=step.command,
+            runner=step.runner or "unknown",
+            binary="sh",
+            argv=["sh", "-c", command],
+            report_file=report,
+            prelude=prelude,
+            finding_codes=codes,
+            parsed=bool(step.runner),
+            after=step.after,
+            script=step.script,
+        )
 
     def _runner_plan(
         self,
@@ -151,10 +228,7 @@ class NodeDetector(Detector):
             )
         if runner == "node-test":
             report = report_path("xml")
-            reporters = (
-                f"--test-reporter=spec --test-reporter-destination=stdout "
-                f"--test-reporter=junit --test-reporter-destination={report}"
-            )
+            reporters = _reporters(report)
             if selection is not None:
                 # NODE_OPTIONS may not carry --test-name-pattern: run node directly.
                 argv = ["node", "--test", *reporters.split(" ")]
@@ -178,12 +252,7 @@ class NodeDetector(Detector):
                 binary=manager,
                 argv=run_argv(manager, "test", []),
                 report_file=report,
-                prelude=[
-                    # Reporters through NODE_OPTIONS reach `node --test` wherever the script
-                    # puts it, without changing the script's own arguments.
-                    f'NODE_OPTIONS="${{NODE_OPTIONS:+$NODE_OPTIONS }}{reporters}"; '
-                    "export NODE_OPTIONS"
-                ],
+                prelude=[_node_options(report)],
             )
         return self._base(
             ws,
@@ -290,6 +359,8 @@ class NodeDetector(Detector):
         )
 
     async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:
+        if any(f.step for f in report.failures):
+            return await self._composite_rerun(ws, report)
         if report.runner not in ("jest", "vitest", "node-test"):
             raise ConfigurationError(
                 f"run_failing_tests: the report's runner {report.runner!r} has no selection "
@@ -302,11 +373,35 @@ class NodeDetector(Detector):
             names = list(dict.fromkeys(f.selector for f in report.failures if f.selector))
         return self._runner_plan(ws, package_manager(ws.files), report.runner, (files, names))
 
+    async def _composite_rerun(self, ws: Workspace, report: TestReport) -> ToolPlan:
+        """The failing steps of a composite script again, each narrowed to its failures
+        (node --test steps run whole: node takes no name pattern through NODE_OPTIONS), one
+        after the other whatever each one's outcome."""
+        steps = npm_scripts.expand(await self.scripts(ws), "test") or []
+        failing = {f.step for f in report.failures}
+        chosen = [npm_scripts.Step(s.script, s.command, ";" if i else "", s.runner)
+                  for i, s in enumerate(s for s in steps if s.script in failing)]
+        if not chosen:
+            raise ConfigurationError(
+                "run_failing_tests: the test script no longer runs the scripts that failed "
+                f"({', '.join(sorted(failing))}); run run_tests again"
+            )
+        selections: dict[str, tuple[list[str], list[str]]] = {}
+        for script in failing:
+            mine = [f for f in report.failures if f.step == script]
+            files = list(dict.fromkeys(f.package for f in mine if f.package))
+            whole = any(f.kind == "build" or not f.selector for f in mine)
+            names = [] if whole else list(dict.fromkeys(f.selector for f in mine))
+            selections[script] = (files, names)
+        return self._composite(ws, package_manager(ws.files), chosen, selections)
+
     def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
         if run.report is None:
             return 0, 0, 0, []
         if run.plan.runner == "node-test":
             return junit.parse_node(run.report, root=run.plan.root)
+        if run.plan.runner == "mocha":
+            return mocha.parse(run.report, root=run.plan.root)
         return jestjson.parse(run.report, root=run.plan.root)
 
     def parse_findings(self, run: ToolRun) -> list[Finding]:
@@ -322,6 +417,21 @@ class NodeDetector(Detector):
                 stderr=run.stderr or run.stdout,
             )
         return findings
+
+
+def _node_options(report: str) -> str:
+    """Reporters through NODE_OPTIONS reach `node --test` wherever the script puts it (under
+    c8, through tsx), without changing the script's own arguments."""
+    return f'NODE_OPTIONS="${{NODE_OPTIONS:+$NODE_OPTIONS }}{_reporters(report)}"; ' \
+        "export NODE_OPTIONS"
+
+
+def _reporters(report: str) -> str:
+    """node --test's reporters: spec on stdout for people, JUnit XML in `report` for us."""
+    return (
+        f"--test-reporter=spec --test-reporter-destination=stdout "
+        f"--test-reporter=junit --test-reporter-destination={report}"
+    )
 
 
 def _alternation(names: list[str]) -> str:

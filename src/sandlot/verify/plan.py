@@ -46,6 +46,13 @@ class ToolPlan(BaseModel):
     """False when the output has no known format (a custom script): the report is raw only."""
     context: dict[str, str] = Field(default_factory=dict)
     """Facts the parser needs besides the output (e.g. the Go module path)."""
+    steps: list[ToolPlan] = Field(default_factory=list)
+    """A script that runs several commands (Node: `npm run a && npm run b`, each under its own
+    runner): the plans run one by one, each joined to the one before by its `after`."""
+    after: str = ""
+    """For a step: "&&" (run only when the last step that ran succeeded) or ";" (always)."""
+    script: str = ""
+    """For a step: the package.json script its command comes from."""
 
     @property
     def display(self) -> str:
@@ -66,3 +73,7 @@ class ToolRun(BaseModel):
     timed_out: bool = False
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    steps: list[ToolRun] = Field(default_factory=list)
+    """The steps' own runs, for a plan with steps."""
+    ran: bool = True
+    """False for a step not run because a step before it failed and `&&` joined them."""

@@ -9,6 +9,7 @@ which keeps the tail).
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -83,6 +84,8 @@ async def execute(
     timeout: float | None = None,
 ) -> ToolRun:
     """Run `plan` in `sandbox` and return the raw outcome (judged later, by pure code)."""
+    if plan.steps:
+        return await _execute_steps(plan, sandbox, env=env, timeout=timeout)
     token = uuid.uuid4().hex
     result = await sandbox.exec(
         shell_line(plan, token), cwd=plan.root, env=dict(env or {}), timeout=timeout
@@ -98,6 +101,36 @@ async def execute(
         timed_out=result.timed_out,
         stdout_truncated=result.stdout_truncated,
         stderr_truncated=result.stderr_truncated,
+    )
+
+
+async def _execute_steps(
+    plan: ToolPlan, sandbox: Sandbox, *, env: Mapping[str, str] | None, timeout: float | None
+) -> ToolRun:
+    """The steps one by one with the shell's rules for `&&` and `;`; the whole run's exit code
+    is the last run step's, as the shell's would be. `timeout` bounds them all together."""
+    runs: list[ToolRun] = []
+    status = 0
+    started = time.monotonic()
+    for step in plan.steps:
+        if (step.after == "&&" and status != 0) or (runs and runs[-1].timed_out):
+            runs.append(ToolRun(plan=step, exit_code=status, stdout="", stderr="", ran=False))
+            continue
+        left = None if timeout is None else max(1.0, timeout - (time.monotonic() - started))
+        run = await execute(step, sandbox, env=env, timeout=left)
+        runs.append(run)
+        status = run.exit_code
+    done = [r for r in runs if r.ran]
+    return ToolRun(
+        plan=plan,
+        exit_code=status,
+        stdout="".join(f"> {r.plan.script}: {r.plan.tool}\n{r.stdout}" for r in done),
+        stderr="".join(r.stderr for r in done),
+        duration=sum(r.duration for r in done),
+        timed_out=any(r.timed_out for r in done),
+        stdout_truncated=any(r.stdout_truncated for r in done),
+        stderr_truncated=any(r.stderr_truncated for r in done),
+        steps=runs,
     )
 
 

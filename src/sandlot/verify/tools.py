@@ -27,6 +27,7 @@ from .findings import (
     clip,
 )
 from .node import NodeDetector
+from .parsers.paths import excerpt
 from .plan import ToolRun
 from .runner import check_outcome, execute, nothing_parsed
 
@@ -113,6 +114,8 @@ _INTERPRETER = re.compile(r"^sandlot-interpreter: (.*)$", re.M)
 
 def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests") -> TestReport:
     """Judge and parse a finished test run. Pure: the recorded-output tests call it directly."""
+    if run.steps:
+        return _composite_report(detector, run, caller)
     check_outcome(run, caller)
     plan = run.plan
     passed = failed = skipped = 0
@@ -133,6 +136,38 @@ def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests
         skipped=skipped,
         failures=failures,
         **_raw(run),
+    )
+
+
+def _composite_report(detector: Detector, run: ToolRun, caller: str) -> TestReport:
+    """Each step judged and parsed on its own (a runner by its report, any other command by
+    its exit code), then summed; every failure says which script found it."""
+    passed = failed = skipped = 0
+    failures: list[TestFailure] = []
+    notes: list[str] = []
+    for step in run.steps:
+        plan = step.plan
+        if not step.ran:
+            notes.append(f"{plan.script}: `{plan.tool}` did not run: a step before it failed "
+                         "and `&&` joined them")
+            continue
+        if plan.parsed:
+            part = build_test_report(detector, step, caller)
+            passed, failed, skipped = (passed + part.passed, failed + part.failed,
+                                       skipped + part.skipped)
+            failures += [f.model_copy(update={"step": plan.script}) for f in part.failures]
+        else:
+            check_outcome(step, caller)
+            if step.exit_code != 0:
+                text = step.stderr.strip() or step.stdout.strip()
+                failures.append(TestFailure(
+                    name=f"{plan.script}: {plan.tool}", step=plan.script, kind="build",
+                    message=f"exit {step.exit_code}: {text.splitlines()[-1] if text else ''}",
+                    output=excerpt(text),
+                ))
+    return TestReport(
+        language=run.plan.language, runner=run.plan.runner or "unknown", passed=passed,
+        failed=failed, skipped=skipped, failures=failures, notes=notes, **_raw(run),
     )
 
 

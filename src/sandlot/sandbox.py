@@ -12,8 +12,10 @@ Contract (checked by tests/contract on every backend):
 * `stdin` is written and then closed: the command sees EOF.
 * `env` keys are POSIX names (else `InvalidEnvError`); values may hold any character.
 * `timeout` ends the command's whole process tree; the result has `timed_out=True` and keeps
-  the output so far. Nothing keeps running: processes that left the command's process group
-  (`setsid`, double forks) are found by the command's run mark (_run_marks.py) and ended too.
+  the output so far. `idle_timeout` does the same when neither stream produced a byte for
+  that long; `timed_out_by` says which of the two fired. Nothing keeps running: processes
+  that left the command's process group (`setsid`, double forks) are found by the command's
+  run mark (_run_marks.py) and ended too.
 * `close()` ends every process any command of the sandbox started, by the sandbox's run mark,
   whatever its `on_close`.
 * Captured output is bounded by `max_output` bytes per stream (`*_truncated` set, the tail is
@@ -35,7 +37,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import anyio
 import anyio.abc
@@ -81,6 +83,8 @@ class ExecResult:
     timed_out: bool = False
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    timed_out_by: Literal["timeout", "idle_timeout"] | None = None
+    """Which limit ended the command when `timed_out`: the whole run's, or the silence one."""
 
     @property
     def truncated(self) -> bool:
@@ -93,8 +97,12 @@ class ExecResult:
     def check(self) -> ExecResult:
         """Return self when the command succeeded, else raise a typed `CommandError`."""
         if self.timed_out:
+            why = (
+                "produced no output for its idle_timeout"
+                if self.timed_out_by == "idle_timeout" else "timed out"
+            )
             raise CommandTimedOut(
-                f"command timed out after {self.duration:.1f}s: {self.command}",
+                f"command {why} (ended after {self.duration:.1f}s): {self.command}",
                 command=self.command,
                 exit_code=self.exit_code,
                 stderr=self.stderr,
@@ -181,6 +189,7 @@ class Process:
         *,
         command: str,
         timeout: float | None,
+        idle: _Silence | None,
         on_done: Callable[[Process], None],
     ) -> None:
         self._running = running
@@ -190,13 +199,13 @@ class Process:
         self._started = time.monotonic()
         self._on_done = on_done
         self._result: ExecResult | None = None
-        self._task = asyncio.ensure_future(self._supervise(timeout))
+        self._task = asyncio.ensure_future(self._supervise(timeout, idle))
 
-    async def _supervise(self, timeout: float | None) -> ExecResult:
+    async def _supervise(self, timeout: float | None, idle: _Silence | None) -> ExecResult:
         try:
-            code, timed_out = await _await_exit(self._running, timeout)
+            code, fired = await _await_exit(self._running, timeout, idle)
             self._result = _build_result(
-                self.command, code, timed_out, self._out, self._err, self._started
+                self.command, code, fired, self._out, self._err, self._started
             )
             return self._result
         finally:
@@ -231,14 +240,44 @@ class Process:
         return await self.wait()
 
 
-async def _await_exit(running: RunningCommand, timeout: float | None) -> tuple[int, bool]:
+class _Silence:
+    """When either output stream last produced a byte, against an idle limit."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.last = anyio.current_time()
+
+    def heard(self) -> None:
+        self.last = anyio.current_time()
+
+
+Fired = Literal["timeout", "idle_timeout"] | None
+
+
+async def _await_exit(
+    running: RunningCommand, timeout: float | None, idle: _Silence | None = None
+) -> tuple[int, Fired]:
+    """The exit code, and which limit (if any) ended the command's process tree first."""
     try:
-        if timeout is None:
-            return await running.wait(), False
-        with anyio.move_on_after(timeout):
-            return await running.wait(), False
+        deadline = None if timeout is None else anyio.current_time() + timeout
+        fired: Fired = None
+        while fired is None:
+            wake = deadline
+            if idle is not None:
+                quiet_until = idle.last + idle.limit
+                wake = quiet_until if wake is None else min(wake, quiet_until)
+            if wake is None:
+                return await running.wait(), None
+            with anyio.move_on_at(wake):
+                return await running.wait(), None
+            now = anyio.current_time()
+            if deadline is not None and now >= deadline:
+                fired = "timeout"
+            elif idle is not None and now - idle.last >= idle.limit:
+                fired = "idle_timeout"
+            # else output came meanwhile: the silence starts again from it
         await running.kill()
-        return await running.wait(), True
+        return await running.wait(), fired
     except BaseException:
         # Cancelled or failed while running: never leave the command behind.
         with anyio.CancelScope(shield=True):
@@ -249,7 +288,7 @@ async def _await_exit(running: RunningCommand, timeout: float | None) -> tuple[i
 def _build_result(
     command: str,
     code: int,
-    timed_out: bool,
+    fired: Fired,
     out: OutputCapture,
     err: OutputCapture,
     started: float,
@@ -265,9 +304,10 @@ def _build_result(
         stdout=out.text(),
         stderr=err.text(),
         duration=time.monotonic() - started,
-        timed_out=timed_out,
+        timed_out=fired is not None,
         stdout_truncated=out.truncated,
         stderr_truncated=err.truncated,
+        timed_out_by=fired,
     )
 
 
@@ -275,8 +315,10 @@ async def _discard(data: bytes) -> None:
     return None
 
 
-def _sink(capture: OutputCapture) -> ByteSink:
+def _sink(capture: OutputCapture, silence: _Silence | None) -> ByteSink:
     async def feed(data: bytes) -> None:
+        if silence is not None and data:
+            silence.heard()
         capture.feed(data)
 
     return feed
@@ -328,18 +370,23 @@ class Sandbox(ABC):
         stdin: str | bytes | None,
         sudo: bool,
         timeout: float | None,
+        idle_timeout: float | None,
         max_output: int,
         on_stdout: LineCallback | None,
         on_stderr: LineCallback | None,
-    ) -> tuple[SpawnSpec, OutputCapture, OutputCapture]:
+    ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, _Silence | None]:
         self._ensure_open()
         argv = _shell.to_argv(command)
         checked_env = _shell.validate_env(env)
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
-        if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
-            raise ConfigurationError(
-                f"timeout must be a positive number of seconds or None, got {timeout!r}"
-            )
+        for name, limit in (("timeout", timeout), ("idle_timeout", idle_timeout)):
+            if limit is not None and (
+                isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
+            ):
+                raise ConfigurationError(
+                    f"{name} must be a positive number of seconds or None, got {limit!r}"
+                )
+        silence = _Silence(idle_timeout) if idle_timeout is not None else None
         if not isinstance(max_output, int) or max_output < 0:
             raise ConfigurationError(f"max_output must be an int >= 0, got {max_output!r}")
         if isinstance(stdin, str):
@@ -356,11 +403,11 @@ class Sandbox(ABC):
             env=checked_env,
             sudo=sudo,
             stdin=bytes(stdin) if stdin is not None else None,
-            stdout=_sink(out),
-            stderr=_sink(err),
+            stdout=_sink(out, silence),
+            stderr=_sink(err, silence),
             display=_shell.display(argv),
         )
-        return spec, out, err
+        return spec, out, err, silence
 
     def _next_mark(self) -> str:
         return _run_marks.command_mark(self._run_mark, next(self._run_numbers))
@@ -420,6 +467,7 @@ class Sandbox(ABC):
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         on_stdout: LineCallback | None = None,
         on_stderr: LineCallback | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
@@ -427,27 +475,31 @@ class Sandbox(ABC):
     ) -> ExecResult:
         """Run a command to completion and return its exit code and (bounded) output.
 
-        `cwd` defaults to the worktree; `check=True` raises `CommandFailed` / `CommandTimedOut`
-        instead of returning a failed result.
+        `cwd` defaults to the worktree; `timeout` bounds the whole run, `idle_timeout` the time
+        without a byte on stdout or stderr; `check=True` raises `CommandFailed` /
+        `CommandTimedOut` instead of returning a failed result.
         """
-        spec, out, err = self._prepare(
+        spec, out, err, silence = self._prepare(
             command,
             cwd=cwd,
             env=env,
             stdin=stdin,
             sudo=sudo,
             timeout=timeout,
+            idle_timeout=idle_timeout,
             max_output=max_output,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
         )
         started = time.monotonic()
         running = await self._spawn_tracked(spec)
+        if silence is not None:
+            silence.heard()  # the silence is counted from the start, not from before it
         try:
-            code, timed_out = await _await_exit(running, timeout)
+            code, fired = await _await_exit(running, timeout, silence)
         finally:
             self._running.discard(running)
-        result = _build_result(spec.display, code, timed_out, out, err, started)
+        result = _build_result(spec.display, code, fired, out, err, started)
         return result.check() if check else result
 
     async def start(
@@ -459,29 +511,35 @@ class Sandbox(ABC):
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         on_stdout: LineCallback | None = None,
         on_stderr: LineCallback | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
     ) -> Process:
-        """Start a command in the background; read, wait for or kill it through the `Process`."""
-        spec, out, err = self._prepare(
+        """Start a command in the background; read, wait for or kill it through the `Process`.
+        `timeout` and `idle_timeout` end it as they end `exec`'s command."""
+        spec, out, err, silence = self._prepare(
             command,
             cwd=cwd,
             env=env,
             stdin=stdin,
             sudo=sudo,
             timeout=timeout,
+            idle_timeout=idle_timeout,
             max_output=max_output,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
         )
         running = await self._spawn_tracked(spec)
+        if silence is not None:
+            silence.heard()
         return Process(
             running,
             out,
             err,
             command=spec.display,
             timeout=timeout,
+            idle=silence,
             on_done=lambda _p: self._running.discard(running),
         )
 

@@ -11,6 +11,7 @@ import pytest
 from sandlot import Sandbox
 from sandlot.errors import ToolError
 from sandlot.tools import Toolbox
+from sandlot.tools.models import BashResult
 from sandlot.workspaces import WorkspaceSet
 from tests.helpers import host_tagged
 
@@ -30,6 +31,14 @@ async def test_bash_timeout_ends_the_command(box: Toolbox) -> None:
     assert result.timed_out and result.stdout == "started\n"
     assert result.text.endswith(
         "[timed out after 1s; the command and everything it started were ended]")
+
+
+async def test_bash_idle_timeout_ends_a_silent_command(box: Toolbox) -> None:
+    result = await box.call("bash", {"command": "echo waiting; sleep 30", "idle_timeout": 1,
+                                     "workspace": "primary"})
+    assert isinstance(result, BashResult) and result.timed_out
+    assert result.text == ("waiting\n[no output for its idle_timeout; the command and "
+                           "everything it started were ended]")
 
 
 async def test_bash_output_is_bounded_with_a_note(sandbox: Sandbox,

@@ -64,3 +64,10 @@ def test_cli_help_and_errors() -> None:
     assert missing.returncode == 1
     assert "host path does not exist" in missing.stderr
     assert _sandlot("exec", "--timeout", "0.5", "-q", "--", "sleep 30").returncode == 124
+
+
+def test_cli_exec_idle_timeout_ends_a_silent_command() -> None:
+    run = _sandlot("exec", "--idle-timeout", "1", "--", "echo up; sleep 60")
+    assert run.returncode == 124
+    assert run.stdout == "up\n"
+    assert "printed nothing for 1.0s (--idle-timeout)" in run.stderr

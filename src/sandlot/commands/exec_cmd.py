@@ -40,6 +40,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--cwd", help="working directory inside the sandbox (default: worktree)")
     parser.add_argument("--timeout", type=float, help="seconds before the command is ended")
+    parser.add_argument("--idle-timeout", type=float, metavar="SECONDS",
+                        help="end the command when it prints nothing for this long")
     parser.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
     parser.set_defaults(handler=run)
@@ -99,11 +101,14 @@ async def run(args: argparse.Namespace) -> int:
                 cwd=args.cwd,
                 env=env,
                 timeout=args.timeout,
+                idle_timeout=args.idle_timeout,
                 on_stdout=lambda line: print(line, flush=True),
                 on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
                 max_output=0,
             )
-        if result.timed_out:
+        if result.timed_out_by == "idle_timeout":
+            _status(args, f"command printed nothing for {args.idle_timeout}s (--idle-timeout)")
+        elif result.timed_out:
             _status(args, f"command timed out after {args.timeout}s")
         _status(args, f"exit code {result.exit_code} after {result.duration:.1f}s; closing")
     return 124 if result.timed_out else result.exit_code

@@ -36,6 +36,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--commit-uncommitted", metavar="MESSAGE",
                         help="commit what the command left uncommitted, with this message")
     parser.add_argument("--timeout", type=float, help="seconds before the command is ended")
+    parser.add_argument("--idle-timeout", type=float, metavar="SECONDS",
+                        help="end the command when it prints nothing for this long")
     parser.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
     parser.set_defaults(handler=run)
@@ -72,12 +74,14 @@ async def run(args: argparse.Namespace) -> int:
             status(f"note: {note}")
         command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
         result = await sandbox.exec(
-            command, cwd=checkout.path, timeout=args.timeout, max_output=0,
+            command, cwd=checkout.path, timeout=args.timeout, idle_timeout=args.idle_timeout,
+            max_output=0,
             on_stdout=lambda line: print(line, flush=True),
             on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
         )
         status(f"command exit code {result.exit_code}"
-               + (f" (timed out after {args.timeout}s)" if result.timed_out else ""))
+               + (f" (silent for {args.idle_timeout}s)" if result.timed_out_by == "idle_timeout"
+                  else f" (timed out after {args.timeout}s)" if result.timed_out else ""))
         back = await git.pull_out(sandbox, repo=args.repo, branch=args.branch,
                                   commit_uncommitted=args.commit_uncommitted, force=args.force)
     if back.branch is None:

@@ -87,6 +87,9 @@ class BashArgs(_Args):
     timeout: float | None = Field(default=None, gt=0, le=3600, description="Seconds before "
                                   "the command (and everything it started) is ended. Default "
                                   "120 in the foreground, none in the background.")
+    idle_timeout: float | None = Field(default=None, gt=0, le=3600, description="Seconds "
+                                       "without any output after which the command is ended "
+                                       "(e.g. one stuck at a prompt). Default none.")
     background: bool = Field(default=False, description="Start it in the background and "
                              "return a shell_id at once; read it with bash_output, end it "
                              "with kill_shell.")

@@ -79,8 +79,8 @@ async def run_script(
     )
     running = await sandbox._spawn_tracked(spec)
     try:
-        code, timed_out = await _await_exit(running, timeout)
+        code, fired = await _await_exit(running, timeout)
     finally:
         sandbox._running.discard(running)
     err.close()
-    return ScriptResult(code, bytes(out.data), err.text(), out.truncated, timed_out)
+    return ScriptResult(code, bytes(out.data), err.text(), out.truncated, fired is not None)

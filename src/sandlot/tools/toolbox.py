@@ -676,19 +676,21 @@ class Toolbox:
     # ---- shell tools ----------------------------------------------------------------------
 
     async def bash(self, command: str, timeout: float | None = None, background: bool = False,
-                   *, workspace: str | None = None) -> BashResult:
+                   *, workspace: str | None = None,
+                   idle_timeout: float | None = None) -> BashResult:
         """Run `command` with `sh -c` in the workspace root (foreground or background)."""
         self._mutating("bash")
         if not command or not command.strip():
             raise ToolError("bash: command is empty")
-        if timeout is not None and timeout <= 0:
-            raise ToolError(f"bash: timeout must be a positive number of seconds, got {timeout}")
+        for name, value in (("timeout", timeout), ("idle_timeout", idle_timeout)):
+            if value is not None and value <= 0:
+                raise ToolError(f"bash: {name} must be a positive number of seconds, got {value}")
         ws = self.workspaces.choose(workspace)
         if background:
             shell = self.shells.new(command, ws.name)
             log = shell.log
             shell.process = await self.sandbox.start(
-                command, cwd=ws.root, env=self.env, timeout=timeout,
+                command, cwd=ws.root, env=self.env, timeout=timeout, idle_timeout=idle_timeout,
                 on_stdout=lambda line: log.add(line, "stdout"),
                 on_stderr=lambda line: log.add(line, "stderr"),
                 max_output=self.bash_output_bytes,
@@ -701,6 +703,7 @@ class Toolbox:
                      f'kill_shell(shell_id="{shell.id}").')
         limit = timeout if timeout is not None else self.bash_timeout
         result = await self.sandbox.exec(command, cwd=ws.root, env=self.env, timeout=limit,
+                                         idle_timeout=idle_timeout,
                                          max_output=self.bash_output_bytes,
                                          on_stdout=self.on_output, on_stderr=self.on_output)
         return BashResult(tool="bash", text=self._render_run(result, limit), workspace=ws.name,
@@ -738,7 +741,10 @@ class Toolbox:
             if result.stderr_truncated:
                 parts.append(f"[stderr cut: showing its last {self.bash_output_bytes} bytes]")
             parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
-        if result.timed_out:
+        if result.timed_out_by == "idle_timeout":
+            parts.append("[no output for its idle_timeout; the command and everything it "
+                         "started were ended]")
+        elif result.timed_out:
             parts.append(f"[timed out after {limit:g}s; the command and everything it started "
                          "were ended]")
         else:

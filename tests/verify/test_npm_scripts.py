@@ -87,3 +87,16 @@ def test_a_manager_call_with_arguments_is_a_command_not_a_reference() -> None:
     # `npm run a -- --ci` passes arguments on: it is run as written, whole.
     steps = expand({"test": "npm run a -- --ci", "a": "jest"}, "test")
     assert steps == [Step("test", "npm run a -- --ci", "", "")]
+
+
+def test_a_wrapper_around_a_script_reference_wraps_each_of_its_commands() -> None:
+    # json-schema-traverse 1.0.0's own scripts.
+    scripts = {
+        "eslint": "eslint index.js spec",
+        "test-spec": "mocha spec -R spec",
+        "test": "npm run eslint && nyc npm run test-spec",
+    }
+    assert expand(scripts, "test") == [
+        Step("eslint", "eslint index.js spec", "", ""),
+        Step("test-spec", "nyc mocha spec -R spec", "&&", "mocha"),
+    ]

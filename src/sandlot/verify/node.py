@@ -113,14 +113,14 @@ class NodeDetector(Detector):
                 parsed=False,
             )
         runner = runner_of(script)
-        if runner in ("jest", "vitest") and not simple(script):
-            runner = ""  # flags would land on the script's last command: run it as it is
-        if not runner:
+        if not runner or not simple(script):
             # A script that chains others or wraps its runner (nyc mocha, tsx --test): run
             # its commands one by one, each runner with its own report.
             steps = npm_scripts.expand(scripts, "test")
             if steps and any(step.runner for step in steps):
                 return self._composite(ws, manager, steps, {})
+        if runner in ("jest", "vitest") and not simple(script):
+            runner = ""  # flags would land on the script's last command: run it as it is
         return self._runner_plan(ws, manager, runner, selection=None)
 
     def _composite(
@@ -177,6 +177,12 @@ class NodeDetector(Detector):
         if names and step.runner in ("jest", "vitest"):
             extra.append("--testNamePattern=" + _alternation(names))
         command = step.command + "".join(" " + quote(word) for word in extra)
+        if step.runner == "mocha" and report is not None:
+            # mocha before 10 ignores `output=` and prints the JSON on stdout: keep stdout
+            # as the report then (parsers/mocha.py finds the JSON after any console output).
+            out = quote(report + ".stdout")
+            command = (f"{command} > {out}; rc=$?; [ -f {quote(report)} ] || "
+                       f"mv {out} {quote(report)}; rm -f {out}; exit $rc")
         return self._base(
             ws,
             kind="tests",

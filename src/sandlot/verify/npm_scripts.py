@@ -74,12 +74,18 @@ def _expand_command(scripts: dict[str, str], name: str, command: str, seen: tupl
         if not words:
             continue
         joiner = after if index == 0 else joined_by
-        target = _reference(words, scripts)
+        start = _wrapper_prefix(words)
+        target = _reference(words[start:], scripts)
         if target is not None:
             inner = _expand(scripts, target, seen, joiner)
             if inner is None:
                 return None
-            steps += inner
+            # `nyc npm run test-spec`: the wrapper wraps each command of the script it runs.
+            prefix = shlex.join(words[:start])
+            steps += [
+                Step(s.script, f"{prefix} {s.command}", s.after, s.runner) if prefix else s
+                for s in inner
+            ]
         else:
             # The text as written (globs and quoting intact): the shell runs it as npm would.
             steps.append(Step(name, text.strip(), joiner, runner_of_words(words)))
@@ -139,6 +145,23 @@ def _reference(words: list[str], scripts: dict[str, str]) -> str | None:
     if len(rest) != 1 or rest[0] not in scripts:
         return None
     return rest[0]
+
+
+def _wrapper_prefix(words: list[str]) -> int:
+    """How many leading words are environment assignments and wrappers with their options
+    (`cross-env A=1 nyc --silent` of `cross-env A=1 nyc --silent npm run x`)."""
+    i = 0
+    while i < len(words) and _ASSIGNMENT.match(words[i]):
+        i += 1
+    end = i
+    while i < len(words):
+        program = posixpath.basename(words[i])
+        if program in WRAPPERS or (i > 0 and _wrapped(words, i) and end == i):
+            end = i + 1
+        else:
+            break
+        i += 1
+    return end
 
 
 def runner_of(command: str) -> str:

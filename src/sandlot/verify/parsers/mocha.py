@@ -16,8 +16,15 @@ from .paths import excerpt, relative
 _RELATIVE_FRAME = re.compile(r"\((?![/\w]+:[^\d])(?!/)([^\s():]+):(\d+):(\d+)\)")
 
 
+#: Where mocha's pretty-printed JSON starts: its opening brace alone on a line.
+_JSON_START = re.compile(r"^\{$", re.M)
+
+
 def parse(report: str, *, root: str) -> tuple[int, int, int, list[TestFailure]]:
-    data: dict[str, Any] = json.loads(report)
+    """The report file, or (mocha before 10) its stdout: the tests' own console output, then
+    the JSON, then whatever a wrapper printed after it (nyc's coverage summary)."""
+    start = _JSON_START.search(report)
+    data: dict[str, Any] = json.JSONDecoder().raw_decode(report, start.start() if start else 0)[0]
     stats = data.get("stats") or {}
     failures = [_failure(item, root) for item in data.get("failures") or []]
     # stats.failures also counts failed hooks, which are in `failures` but not in `tests`.

@@ -166,6 +166,12 @@ class _MarkedCommand(RunningCommand):
         return await self.inner.wait()
 
     async def kill(self) -> None:
+        if not self.sandbox._can_sweep():
+            # The sandbox is unreachable (its connection dropped): a sweep would first wait to
+            # reconnect, holding back the typed error the caller is owed. The agent ends the
+            # command's group when its channel closes; close() sweeps what escaped.
+            await self.inner.kill()
+            return
         if self.sandbox._sweep_before_kill:
             # Marked processes first: once none is left, nothing holds the output pipes and
             # the backend's own group kill and reaping finish at once.
@@ -427,6 +433,10 @@ class Sandbox(ABC):
         running = _MarkedCommand(await self._spawn(spec), self, mark)
         self._running.add(running)
         return running
+
+    def _can_sweep(self) -> bool:
+        """Backend hook: whether a sweep can run now without first reconnecting."""
+        return True
 
     async def _end_marked(self, mark: str) -> None:
         """End every process holding `mark` (a command's, or the sandbox's for all of them).

@@ -5,6 +5,9 @@ out), and leaves no workspace in a state `on_close` did not ask for, no agent pr
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import time
 from pathlib import Path
 
 import anyio
@@ -178,6 +181,32 @@ async def test_agent_gone_mid_session_is_a_typed_error(fake: FakeDeployment) -> 
         with pytest.raises(ConnectionLostError):
             with anyio.fail_after(60):
                 await sandbox.exec("echo never")
+    assert fake.find("fault") is None
+
+
+@pytest.mark.parametrize("call", ["exec", "wait"])
+async def test_a_frozen_agent_fails_calls_within_the_keepalive_bound(
+    fake: FakeDeployment, call: str
+) -> None:
+    # 0.5 s x 2 keepalives: the bound is 1 s; the slack covers a loaded machine, not a hang.
+    bound, slack = 1.0, 20.0
+    provider = _provider(fake, keepalive_interval=0.5, keepalive_count_max=2)
+    async with provider.session() as sandbox:
+        process = await sandbox.start("sleep 60") if call == "wait" else None
+        pid = fake.fake.agent_pid("fault")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(ConnectionLostError), anyio.fail_after(bound + slack):
+                if process is not None:
+                    await process.wait()
+                else:
+                    await sandbox.exec("sleep 60")
+            assert time.monotonic() - started <= bound + slack
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        # Thawed, the agent answers again: the next call reconnects.
+        assert (await sandbox.exec("echo back")).stdout == "back\n"
     assert fake.find("fault") is None
 
 

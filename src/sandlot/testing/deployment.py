@@ -447,6 +447,11 @@ class FakeCoderDeployment:
         with state.locked(self.root) as st:
             st["faults"] = {}
 
+    def agent_pid(self, workspace: str, agent: str | None = None) -> int:
+        """The pid of an agent process (to freeze it with SIGSTOP, as a hung VM would be)."""
+        pid: int = self._agent_record(workspace, agent)["pid"]
+        return pid
+
     def kill_agent(self, workspace: str, agent: str | None = None) -> int:
         """Kill an agent process (its status becomes `disconnected`); return its pid."""
         rec = self._agent_record(workspace, agent)

@@ -64,6 +64,8 @@ def coder(
     ssh_ready_timeout: float | None = None,
     connect_timeout: float | None = None,
     transient_retry_timeout: float | None = None,
+    keepalive_interval: float | None = None,
+    keepalive_count_max: int | None = None,
 ) -> CoderProvider:
     """A provider of sandboxes in Coder workspaces.
 
@@ -97,6 +99,8 @@ def coder(
         "ssh_ready_timeout": ssh_ready_timeout,
         "connect_timeout": connect_timeout,
         "transient_retry_timeout": transient_retry_timeout,
+        "keepalive_interval": keepalive_interval,
+        "keepalive_count_max": keepalive_count_max,
     }
     if isinstance(session_token, SecretStr):
         given["session_token"] = session_token.get_secret_value()

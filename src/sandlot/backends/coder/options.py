@@ -97,6 +97,13 @@ class _CoderCommon(BaseModel):
     agent that is shutting down)."""
     connect_timeout: float = Field(default=30.0, gt=0)
     """Seconds one SSH connection attempt through `coder ssh --stdio` may take."""
+    keepalive_interval: float = Field(default=15.0, gt=0)
+    """Seconds between SSH keepalives. An agent that stops answering (frozen, or the network
+    path black-holed) fails every call in flight with `ConnectionLostError` after
+    `keepalive_interval * keepalive_count_max` seconds, never a hang; the next call
+    reconnects."""
+    keepalive_count_max: int = Field(default=4, ge=1)
+    """Unanswered keepalives before the connection counts as lost."""
     transient_retry_timeout: float = Field(default=120.0, ge=0)
     """Seconds to keep retrying, with backoff, a transient failure of the deployment while a
     workspace is made or found (rate limited, a proxy's 502/503/504, connection refused while

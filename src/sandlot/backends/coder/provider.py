@@ -374,6 +374,8 @@ class CoderProvider(IsolatedSandboxProvider):
             SSHOptions(
                 username="coder",
                 connect_timeout=opts.connect_timeout,
+                keepalive_interval=opts.keepalive_interval,
+                keepalive_count_max=opts.keepalive_count_max,
                 provider="coder",
                 sandbox=workspace.reference,
             ),

@@ -48,6 +48,9 @@ class CoderSandbox(Sandbox):
         """The one SSH connection every command of this sandbox is a channel on."""
         return self._connection
 
+    def _can_sweep(self) -> bool:
+        return self._connection.connected
+
     def _env(self, env: dict[str, str]) -> dict[str, str]:
         return {**self._options.env, **env}
 

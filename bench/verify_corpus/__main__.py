@@ -18,13 +18,13 @@ from pathlib import Path
 
 import sandlot
 from sandlot import verify
+from tests.verify.support import tool_env
 
 from . import truth
 from .fetch import prepared
 from .projects import Project, by_name
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-TOOLS = Path(os.environ.get("SANDLOT_VERIFY_TOOLS", "/opt/sandlot/verify-tools"))
 Truth = Callable[[Path, dict[str, str]], truth.Keys]
 
 
@@ -55,14 +55,10 @@ TRUTH: dict[str, dict[str, Truth | None]] = {
 
 
 def environment(root: Path) -> dict[str, str]:
-    """The tools first on PATH (the project's node_modules/.bin before them, as npm does)."""
-    return {
-        **os.environ,
-        "PATH": f"{root / 'node_modules/.bin'}:{TOOLS / 'bin'}:{os.environ.get('PATH', '')}",
-        "CARGO_TARGET_DIR": os.environ.get("SANDLOT_VERIFY_CARGO_TARGET",
-                                           "/tmp/sandlot-verify-cargo"),
-        "NO_COLOR": "1", "CARGO_TERM_COLOR": "never", "RUST_BACKTRACE": "0",
-    }
+    """The verify tests' tool environment, the project's node_modules/.bin first on PATH (as
+    npm puts it) for the direct tool runs."""
+    tools = tool_env()
+    return {**os.environ, **tools, "PATH": f"{root / 'node_modules/.bin'}:{tools['PATH']}"}
 
 
 @dataclass
@@ -96,10 +92,7 @@ def _test_key(language: str, failure: verify.TestFailure) -> truth.Key:
 
 
 async def _sandlot_keys(project: Project, source: Path) -> dict[str, truth.Keys | None]:
-    env = environment(Path("/nonexistent"))
-    provider = sandlot.local(env={k: env[k] for k in
-                                  ("PATH", "CARGO_TARGET_DIR", "NO_COLOR", "CARGO_TERM_COLOR",
-                                   "RUST_BACKTRACE")})
+    provider = sandlot.local(env=tool_env())  # verify adds node_modules/.bin itself
     keys: dict[str, truth.Keys | None] = {}
     async with provider.session() as sandbox:
         await sandbox.copy_in(str(source), sandbox.worktree)

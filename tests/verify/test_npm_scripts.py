@@ -100,3 +100,11 @@ def test_a_wrapper_around_a_script_reference_wraps_each_of_its_commands() -> Non
         Step("eslint", "eslint index.js spec", "", ""),
         Step("test-spec", "nyc mocha spec -R spec", "&&", "mocha"),
     ]
+
+
+def test_a_wrapper_with_options_around_a_script_reference() -> None:
+    # `--silent` is nyc's flag, and `npm` is no value of it: the reference is still followed.
+    scripts = {"test-spec": "mocha spec", "test": "nyc --silent npm run test-spec"}
+    assert expand(scripts, "test") == [
+        Step("test-spec", "nyc --silent mocha spec", "", "mocha"),
+    ]

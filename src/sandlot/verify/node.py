@@ -156,15 +156,9 @@ class NodeDetector(Detector):
         prelude: list[str] = []
         report: str | None = None
         codes = [1]
-        if step.runner == "jest":
+        if step.runner in ("jest", "vitest"):
             report = report_path("json")
-            extra = ["--json", f"--outputFile={report}"]
-            if files:
-                extra += ["--runTestsByPath", *files]
-        elif step.runner == "vitest":
-            report = report_path("json")
-            extra = ["--run", "--reporter=default", "--reporter=json",
-                     f"--outputFile.json={report}", *files]
+            extra = _jest_like_args(step.runner, report, files, names)
         elif step.runner == "mocha":
             report = report_path("json")
             extra = ["--reporter", "json", "--reporter-option", f"output={report}"]
@@ -174,8 +168,6 @@ class NodeDetector(Detector):
         elif step.runner == "node-test":
             report = report_path("xml")
             prelude = [_node_options(report)]
-        if names and step.runner in ("jest", "vitest"):
-            extra.append("--testNamePattern=" + _alternation(names))
         command = step.command + "".join(" " + quote(word) for word in extra)
         if step.runner == "mocha" and report is not None:
             # mocha before 10 ignores `output=` and prints the JSON on stdout: keep stdout
@@ -209,20 +201,7 @@ class NodeDetector(Detector):
         files, names = selection or ([], [])
         if runner in ("jest", "vitest"):
             report = report_path("json")
-            if runner == "jest":
-                extra = ["--json", f"--outputFile={report}"]
-                if files:
-                    extra += ["--runTestsByPath", *files]
-            else:
-                extra = [
-                    "--run",
-                    "--reporter=default",
-                    "--reporter=json",
-                    f"--outputFile.json={report}",
-                    *files,
-                ]
-            if names:
-                extra.append("--testNamePattern=" + _alternation(names))
+            extra = _jest_like_args(runner, report, files, names)
             return self._base(
                 ws,
                 kind="tests",
@@ -423,6 +402,20 @@ class NodeDetector(Detector):
                 stderr=run.stderr or run.stdout,
             )
         return findings
+
+
+def _jest_like_args(runner: str, report: str, files: list[str], names: list[str]) -> list[str]:
+    """jest's or vitest's JSON report into `report`, narrowed to `files` and `names`."""
+    if runner == "jest":
+        extra = ["--json", f"--outputFile={report}"]
+        if files:
+            extra += ["--runTestsByPath", *files]
+    else:
+        extra = ["--run", "--reporter=default", "--reporter=json",
+                 f"--outputFile.json={report}", *files]
+    if names:
+        extra.append("--testNamePattern=" + _alternation(names))
+    return extra
 
 
 def _node_options(report: str) -> str:

@@ -23,6 +23,7 @@ WRAPPERS = frozenset({"cross-env", "cross-env-shell", "c8", "nyc", "npx", "doten
 _RUNNERS = {"jest": "jest", "vitest": "vitest", "mocha": "mocha", "_mocha": "mocha"}
 _NODES = frozenset({"node", "tsx"})
 _MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_KNOWN = frozenset(_RUNNERS) | _NODES | _MANAGERS
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _MAX_DEPTH = 8
 
@@ -148,20 +149,19 @@ def _reference(words: list[str], scripts: dict[str, str]) -> str | None:
 
 
 def _wrapper_prefix(words: list[str]) -> int:
-    """How many leading words are environment assignments and wrappers with their options
-    (`cross-env A=1 nyc --silent` of `cross-env A=1 nyc --silent npm run x`)."""
+    """Where the wrapped program starts: past environment assignments and wrappers with their
+    options and values (`cross-env A=1 nyc --silent` of `cross-env A=1 nyc --silent mocha`)."""
     i = 0
     while i < len(words) and _ASSIGNMENT.match(words[i]):
-        i += 1
-    end = i
+        i += 1  # VAR=value before the command
     while i < len(words):
         program = posixpath.basename(words[i])
-        if program in WRAPPERS or (i > 0 and _wrapped(words, i) and end == i):
-            end = i + 1
-        else:
+        if program in _KNOWN:
+            break  # a runner or a package manager is never a wrapper's option value
+        if program not in WRAPPERS and not (i > 0 and _wrapped(words, i)):
             break
-        i += 1
-    return end
+        i += 1  # a wrapper, or an option / value / assignment of the wrapper before
+    return i
 
 
 def runner_of(command: str) -> str:
@@ -173,19 +173,13 @@ def runner_of(command: str) -> str:
 
 
 def runner_of_words(words: list[str]) -> str:
-    i = 0
-    while i < len(words) and _ASSIGNMENT.match(words[i]):
-        i += 1  # VAR=value before the command
-    while i < len(words):
-        program = posixpath.basename(words[i])
-        if program in _RUNNERS:
-            return _RUNNERS[program]
-        if program in _NODES:
-            return "node-test" if "--test" in words[i + 1:] else ""
-        if program not in WRAPPERS and not (i > 0 and _wrapped(words, i)):
-            return ""
-        i += 1  # a wrapper, or an option / value / assignment of the wrapper before
-    return ""
+    i = _wrapper_prefix(words)
+    if i == len(words):
+        return ""
+    program = posixpath.basename(words[i])
+    if program in _NODES:
+        return "node-test" if "--test" in words[i + 1:] else ""
+    return _RUNNERS.get(program, "")
 
 
 def _wrapped(words: list[str], i: int) -> bool:

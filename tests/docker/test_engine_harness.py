@@ -20,6 +20,15 @@ def _old_run_dir() -> Path:
     return path
 
 
+def _wait_until_cmdline_names(pid: int, path: Path) -> None:
+    # Popen returns once exec has begun, but the kernel fills /proc/PID/cmdline a moment
+    # later: a scan in between sees no holder at all.
+    deadline = time.monotonic() + 10
+    while str(path).encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, f"process {pid} never showed its arguments"
+        time.sleep(0.01)
+
+
 def test_stale_run_dirs_of_dead_engines_are_reaped() -> None:
     stale = _old_run_dir()
     busy = _old_run_dir()
@@ -28,6 +37,7 @@ def test_stale_run_dirs_of_dead_engines_are_reaped() -> None:
         [sys.executable, "-c", "import time; time.sleep(60)", f"--data-root={busy}/data"]
     )
     try:
+        _wait_until_cmdline_names(holder.pid, busy)
         reaped = docker_engine.reap_stale()
         assert stale in reaped and not stale.exists()
         assert busy not in reaped and busy.exists()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Awaitable, Callable
 
+import anyio
 import pytest
 
 
@@ -57,3 +59,20 @@ def host_tagged(tag: str) -> list[int]:
         except OSError:
             continue
     return host_alive(found)
+
+
+async def eventually(
+    check: Callable[[], Awaitable[bool] | bool], *, within: float = 30.0, pause: float = 0.1,
+    what: str = "the condition",
+) -> None:
+    """Poll `check` (sync or async) until it holds; fail after `within` seconds."""
+    deadline = anyio.current_time() + within
+    while True:
+        outcome = check()
+        if not isinstance(outcome, bool):
+            outcome = await outcome
+        if outcome:
+            return
+        if anyio.current_time() > deadline:
+            raise AssertionError(f"{what} did not come about within {within:g}s")
+        await anyio.sleep(pause)

@@ -16,6 +16,7 @@ sh with grep; busybox is enough) inside the sandbox.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 import secrets
@@ -34,6 +35,13 @@ _MARK = re.compile(r"[0-9a-f]{12}(?:-[0-9]+)?\Z")
 def new_sandbox_mark() -> str:
     """A random mark for one sandbox; command marks are `<it>-<n>`."""
     return secrets.token_hex(6)
+
+
+def durable_mark(provider: str, name: str, worktree: str) -> str:
+    """The mark of a sandbox's durable processes: the same in every program attached to that
+    sandbox, and unlike any sandbox mark, so closing a sandbox that stays does not end them."""
+    digest = hashlib.sha256(f"{provider}\0{name}\0{worktree}".encode()).hexdigest()[:12]
+    return f"{digest}-0"
 
 
 def command_mark(sandbox_mark: str, number: int) -> str:

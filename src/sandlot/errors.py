@@ -481,3 +481,18 @@ class CoderAgentSelectionError(ConfigurationError):
     def __init__(self, message: str, *, available: list[str]) -> None:
         self.available = list(available)
         super().__init__(message)
+
+
+# --- Durable processes (sandlot.processes). ---
+
+
+class ProcessNotFoundError(SandlotError, LookupError):
+    """No durable process with that id in the sandbox (never started there, or removed)."""
+
+
+class ProcessStillRunningError(SandlotError):
+    """The durable process is still running; end it first (`kill()`) or pass `force=True`."""
+
+
+class ProcessStartError(SandlotError):
+    """A durable process could not be started; nothing of it was left in the sandbox."""

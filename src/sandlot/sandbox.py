@@ -46,6 +46,7 @@ from . import _run_marks, _shell
 
 if TYPE_CHECKING:
     from .forward import ForwardAddress
+    from .processes import DurableProcesses
 from .errors import (
     ArgumentsTooLongError,
     CommandFailed,
@@ -349,6 +350,7 @@ class Sandbox(ABC):
         self._close_lock = anyio.Lock()
         self._run_mark = _run_marks.new_sandbox_mark()
         self._run_numbers = itertools.count(1)
+        self._processes: DurableProcesses | None = None
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -433,6 +435,38 @@ class Sandbox(ABC):
         running = _MarkedCommand(await self._spawn(spec), self, mark)
         self._running.add(running)
         return running
+
+    @property
+    def processes(self) -> DurableProcesses:
+        """Durable processes: detached commands any program attached to this sandbox can
+        reattach to (see `sandlot.processes`)."""
+        if self._processes is None:
+            from .processes import DurableProcesses
+
+            self._processes = DurableProcesses(self)
+        return self._processes
+
+    @property
+    def _durable_mark(self) -> str:
+        return _run_marks.durable_mark(self.provider, self.name, self.worktree)
+
+    async def _spawn_detached(
+        self, argv: list[str], *, cwd: str, env: dict[str, str]
+    ) -> None:
+        """Backend hook: start `argv` in a session of its own, detached from every command and
+        from this program, and return once it began. The default starts it from a command
+        that returns at once (its processes outlive the command on every remote backend)."""
+        result = await self.exec(
+            ["sh", "-c", '( setsid "$@" </dev/null >/dev/null 2>&1 & )', "sandlot-detach",
+             *argv],
+            cwd=cwd, env=env,
+        )
+        result.check()
+
+    def _close_ends_durable(self) -> bool:
+        """Backend hook: whether close() must end the durable processes itself (the sandbox
+        goes away, but they would outlive it on this backend)."""
+        return False
 
     def _can_sweep(self) -> bool:
         """Backend hook: whether a sweep can run now without first reconnecting."""
@@ -684,6 +718,8 @@ class Sandbox(ABC):
             with anyio.CancelScope(shield=True):
                 # Everything any command started, by the sandbox's mark, in one search.
                 await self._end_marked(self._run_mark)
+                if self._close_ends_durable():
+                    await self._end_marked(self._durable_mark)
                 for running in list(self._running):
                     inner = running.inner if isinstance(running, _MarkedCommand) else running
                     # The backend's own close reports what matters.

@@ -23,6 +23,16 @@ SHARED_PIDS = True
 TEMPLATE = "sandlot-contract"
 
 
+#: How the session's provider reaches its deployment (for `attach`).
+_ACCESS: dict[str, str] = {}
+
+
+def attach(sandbox: sandlot.Sandbox) -> sandlot.IsolatedSandboxProvider:
+    """A second provider whose sandbox is `sandbox` (as another program would attach)."""
+    return sandlot.coder(workspace=sandbox.name, on_close="leave", workdir=sandbox.worktree,
+                         **_ACCESS)
+
+
 @asynccontextmanager
 async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     with tempfile.TemporaryDirectory(prefix="sandlot-fake-coder-") as tmp:
@@ -30,13 +40,8 @@ async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
         try:
             fake.add_template(TEMPLATE, agents=[AgentSpec("main", directory="project")])
             exe = fake.install(Path(tmp) / "bin")
-            yield sandlot.coder(
-                template=TEMPLATE,
-                on_close="delete",
-                coder_binary=str(exe),
-                coder_url=fake.url,
-                session_token=fake.token,
-            )
+            _ACCESS.update(coder_binary=str(exe), coder_url=fake.url, session_token=fake.token)
+            yield sandlot.coder(template=TEMPLATE, on_close="delete", **_ACCESS)
             left = [ws["name"] for ws in fake.workspaces()]
             assert not left, f"workspaces left behind by the contract suite: {left}"
         finally:

@@ -19,18 +19,24 @@ import sandlot
 SHARED_PIDS = True
 
 
+#: How the session's provider reaches its deployment (for `attach`).
+_ACCESS: dict[str, str] = {}
+
+
+def attach(sandbox: sandlot.Sandbox) -> sandlot.IsolatedSandboxProvider:
+    """A second provider whose sandbox is `sandbox` (as another program would attach)."""
+    return sandlot.coder(workspace=sandbox.name, on_close="leave", workdir=sandbox.worktree,
+                         **_ACCESS)
+
+
 @asynccontextmanager
 async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     from tests.realcoder.shared import shared_real_coder
 
     coder = await anyio.to_thread.run_sync(shared_real_coder)
     before = {ws["name"] for ws in await anyio.to_thread.run_sync(coder.list_workspaces)}
-    yield sandlot.coder(
-        template=coder.template_single,
-        on_close="delete",
-        coder_binary=str(coder.binary),
-        coder_url=coder.url,
-        session_token=coder.session_token,
-    )
+    _ACCESS.update(coder_binary=str(coder.binary), coder_url=coder.url,
+                   session_token=coder.session_token)
+    yield sandlot.coder(template=coder.template_single, on_close="delete", **_ACCESS)
     after = {ws["name"] for ws in await anyio.to_thread.run_sync(coder.list_workspaces)}
     assert not after - before, f"workspaces left behind by the contract suite: {after - before}"

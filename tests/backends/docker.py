@@ -59,6 +59,11 @@ def toolchain_provider(**options: Any) -> DockerProvider:
     return sandlot.docker(eng.toolchain_image(), docker_host=eng.host, mounts=mounts, **options)
 
 
+def attach(sandbox: sandlot.Sandbox) -> sandlot.IsolatedSandboxProvider:
+    """A second provider whose sandbox is `sandbox` (as another program would attach)."""
+    return busybox_provider(attach=sandbox.name, on_close="leave", workdir=sandbox.worktree)
+
+
 @asynccontextmanager
 async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     yield busybox_provider()

@@ -19,6 +19,11 @@ async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     yield sandlot.local()
 
 
+def attach(sandbox: sandlot.Sandbox) -> sandlot.IsolatedSandboxProvider:
+    """A second provider whose sandbox is `sandbox` (as another program would attach)."""
+    return sandlot.local(attach=sandbox.worktree, on_close="leave")
+
+
 def toolchain_provider(**options: Any) -> sandlot.IsolatedSandboxProvider:
     """Local sandboxes that also have the project's uv on PATH."""
     env = {"PATH": f"{UV_BIN}:{os.environ.get('PATH', '')}", **options.pop("env", {})}

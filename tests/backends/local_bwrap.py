@@ -10,6 +10,11 @@ from tests.helpers import require_binary
 SHARED_PIDS = False
 
 
+def attach(sandbox: sandlot.Sandbox) -> sandlot.IsolatedSandboxProvider:
+    """A second provider whose sandbox is `sandbox` (as another program would attach)."""
+    return sandlot.local(attach=sandbox.worktree, on_close="leave", isolation="bwrap")
+
+
 @asynccontextmanager
 async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     require_binary("bwrap", "apt-get install bubblewrap")

@@ -21,7 +21,7 @@ from typing import BinaryIO, Literal
 
 import anyio
 import anyio.abc
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import _run_marks, _shell
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty, stop_feeding
@@ -48,6 +48,9 @@ class LocalOptions(BaseModel):
     """`delete` removes the worktree at close; `leave` keeps it (its path is in the sandbox)."""
     root: str | None = None
     """Host directory under which the temp worktree is made (default: the system temp dir)."""
+    attach: str | None = None
+    """An existing directory to use as the worktree instead of making one (a sandbox another
+    program left with `on_close="leave"`). `on_close` then applies to THAT directory."""
     isolation: Literal["bwrap"] | None = None
     """`bwrap`: run every command under bubblewrap (host read-only, no network)."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -60,6 +63,15 @@ class LocalOptions(BaseModel):
     def _check_inherit_env(cls, names: list[str]) -> list[str]:
         return check_inherit_env(names)
 
+    @model_validator(mode="after")
+    def _attach_or_root(self) -> LocalOptions:
+        if self.attach is not None and self.root is not None:
+            raise ValueError("give `root` (make a new worktree under it) or `attach` (use an "
+                             "existing directory), not both")
+        if self.attach is not None and not os.path.isabs(self.attach):
+            raise ValueError(f"attach must be an absolute path, got {self.attach!r}")
+        return self
+
     def build(self) -> LocalProvider:
         return LocalProvider(self)
 
@@ -71,6 +83,7 @@ def local(
     isolation: Literal["bwrap"] | None = None,
     env: dict[str, str] | None = None,
     inherit_env: list[str] | None = None,
+    attach: str | None = None,
 ) -> LocalProvider:
     """A provider of local sandboxes (the embedded default: no infrastructure needed).
 
@@ -79,7 +92,7 @@ def local(
     """
     return LocalOptions(
         on_close=on_close, root=root, isolation=isolation, env=env or {},
-        inherit_env=inherit_env or [],
+        inherit_env=inherit_env or [], attach=attach,
     ).build()  # fmt: skip
 
 
@@ -99,6 +112,14 @@ class LocalProvider(IsolatedSandboxProvider):
                     "(Debian/Ubuntu: apt-get install bubblewrap) or use isolation=None",
                     provider="local",
                 )
+        if self.options.attach is not None:
+            path = os.path.realpath(self.options.attach)
+            if not os.path.isdir(path):
+                raise ConfigurationError(
+                    f"attach: {self.options.attach!r} is not a directory; give the worktree "
+                    "path of the sandbox to attach to (sandbox.worktree)"
+                )
+            return await self._finish(LocalSandbox(path, self.options, bwrap))
         root = self.options.root
         if root is not None and not os.path.isdir(root):
             raise ConfigurationError(f"local root {root!r} is not a directory; create it first")
@@ -106,9 +127,12 @@ class LocalProvider(IsolatedSandboxProvider):
             path = tempfile.mkdtemp(prefix="sandlot-", dir=root)
         except OSError as exc:
             raise SandboxStartError(f"cannot make a worktree: {exc}", provider="local") from exc
-        sandbox = LocalSandbox(os.path.realpath(path), self.options, bwrap)
-        if bwrap is not None:
-            sandbox._network = await SharedNetwork.start(bwrap)
+        return await self._finish(LocalSandbox(os.path.realpath(path), self.options, bwrap))
+
+    @staticmethod
+    async def _finish(sandbox: LocalSandbox) -> LocalSandbox:
+        if sandbox._bwrap is not None:
+            sandbox._network = await SharedNetwork.start(sandbox._bwrap)
         return sandbox
 
 
@@ -205,14 +229,45 @@ class LocalSandbox(Sandbox):
         #: Under bwrap: the namespace every command shares (None: one per command).
         self._network: SharedNetwork | None = None
 
-    def _wrap(self, line: str) -> list[str]:
+    def _wrap(self, line: str, *, die_with_parent: bool = True) -> list[str]:
         if self._bwrap is None:
             return ["sh", "-c", line]
         if self._network is not None:
-            return [*self._network.prefix(), *self._bwrap_argv(line, unshare_net=False)]
-        return self._bwrap_argv(line, unshare_net=True)
+            return [*self._network.prefix(),
+                    *self._bwrap_argv(line, unshare_net=False, die_with_parent=die_with_parent)]
+        return self._bwrap_argv(line, unshare_net=True, die_with_parent=die_with_parent)
 
-    def _bwrap_argv(self, line: str, *, unshare_net: bool) -> list[str]:
+    async def _spawn_detached(
+        self, argv: list[str], *, cwd: str, env: dict[str, str]
+    ) -> None:
+        if self._bwrap is None:
+            await super()._spawn_detached(argv, cwd=cwd, env=env)
+            return
+        # Every command has a PID namespace of its own that ends with it, so a detached
+        # process needs a bubblewrap of its own, started from here: in a new session
+        # (`setsid -f` returns at once, leaving no child of ours to reap). No pipe of ours
+        # may reach it: reading one to its end would wait for the process to end.
+        line = _shell.render(argv, cwd=cwd, env=env)
+        proc = await asyncio.create_subprocess_exec(
+            "setsid", "-f", *self._wrap(line, die_with_parent=False),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=self._env,
+        )
+        if await proc.wait() != 0:
+            raise SandboxStartError(
+                "cannot start a detached process under bubblewrap: setsid failed",
+                provider="local",
+            )
+
+    def _close_ends_durable(self) -> bool:
+        # The worktree goes, but host processes would not go with it.
+        return self.options.on_close == "delete"
+
+    def _bwrap_argv(
+        self, line: str, *, unshare_net: bool, die_with_parent: bool = True
+    ) -> list[str]:
         assert self._bwrap is not None
         return [
             self._bwrap,
@@ -224,7 +279,7 @@ class LocalSandbox(Sandbox):
             "--bind", self.worktree, self.worktree,
             *(["--unshare-net"] if unshare_net else []),
             "--unshare-pid",
-            "--die-with-parent",
+            *(["--die-with-parent"] if die_with_parent else []),
             "sh", "-c", line,
         ]  # fmt: skip
 

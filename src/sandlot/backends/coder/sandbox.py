@@ -93,6 +93,11 @@ class CoderSandbox(Sandbox):
             return  # nothing listens there: the caller closes the connection
         await splice_ssh(client, reader, writer)
 
+    def _close_ends_durable(self) -> bool:
+        # Deleting or stopping a workspace ends its processes on a real template; an agent
+        # that runs on a shared host (as the fake deployment's do) would leave them running.
+        return self.on_close != "leave"
+
     async def _close(self) -> None:
         await self._connection.close()
         action = self.on_close

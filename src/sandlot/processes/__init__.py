@@ -1,0 +1,19 @@
+"""Durable processes: commands that outlive the connection and the program that started them.
+
+`sandbox.processes.start(cmd)` runs `cmd` detached in the sandbox, with its output in bounded
+files there and its exit status recorded; `sandbox.processes.get(id)` reattaches to it from any
+program attached to the same sandbox. See `DurableProcesses`.
+"""
+
+from .models import DurableProcessInfo, EndedBy, OutputChunk, ProcessState
+from .process import DurableProcess
+from .registry import DurableProcesses
+
+__all__ = [
+    "DurableProcess",
+    "DurableProcessInfo",
+    "DurableProcesses",
+    "EndedBy",
+    "OutputChunk",
+    "ProcessState",
+]

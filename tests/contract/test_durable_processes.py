@@ -1,0 +1,251 @@
+"""Durable processes: detached from the connection and the program that started them, read
+from a byte cursor by any program attached to the same sandbox, signalled, waited for."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from types import ModuleType
+
+import anyio
+import pytest
+
+from sandlot import ConfigurationError, Sandbox
+from sandlot.backends.coder.sandbox import CoderSandbox
+from sandlot.errors import ProcessNotFoundError, ProcessStartError, ProcessStillRunningError
+from sandlot.processes import DurableProcesses
+from tests.helpers import eventually
+
+pytestmark = pytest.mark.anyio
+
+#: Numbered lines, one every 0.2 s, for about a minute: stdout and stderr both.
+_TICKER = "i=0; while [ $i -lt 300 ]; do echo out $i; echo err $i >&2; i=$((i+1)); sleep 0.2; done"
+
+
+async def _drop_connection(sandbox: Sandbox) -> None:
+    """Cut the transport under the sandbox the way a network or proxy failure would."""
+    if isinstance(sandbox, CoderSandbox):
+        proxy = sandbox.connection._proxy_proc
+        assert proxy is not None, "the sandbox has no open connection to drop"
+        os.killpg(proxy.proc.pid, signal.SIGKILL)
+        connection = sandbox.connection
+        await eventually(lambda: not connection.connected, what="the connection drop")
+    # local and docker hold no connection: every command is a process of its own.
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode().splitlines()
+
+
+async def _read_until(process: object, cursor: int, lines: int) -> tuple[bytes, int]:
+    from sandlot.processes import DurableProcess
+
+    assert isinstance(process, DurableProcess)
+    got = b""
+    with anyio.fail_after(60):
+        while got.count(b"\n") < lines:
+            chunk = await process.read(cursor)
+            assert chunk.dropped == 0 and chunk.start == cursor
+            got += chunk.data
+            cursor = chunk.next
+            if not chunk.data:
+                await anyio.sleep(0.2)
+    return got, cursor
+
+
+async def test_a_reattached_program_reads_on_from_its_cursor_without_gaps(
+    backend: ModuleType, fresh_sandbox: Sandbox
+) -> None:
+    process = await fresh_sandbox.processes.start(_TICKER)
+    first, cursor = await _read_until(process, 0, 6)
+    await _drop_connection(fresh_sandbox)
+    # Another program attaches to the same sandbox and picks the process up by its id.
+    async with backend.attach(fresh_sandbox).session() as other:
+        listed = {info.id: info for info in await other.processes.list()}
+        assert listed[process.id].running and listed[process.id].command == _TICKER
+        again = await other.processes.get(process.id)
+        second, cursor = await _read_until(again, cursor, 6)
+        text = _lines(first + second)
+        # stdout and stderr together, in order, each line exactly once
+        outs = [int(line.split()[1]) for line in text if line.startswith("out ")]
+        errs = [int(line.split()[1]) for line in text if line.startswith("err ")]
+        assert outs == list(range(len(outs))) and errs == list(range(len(errs)))
+        assert len(outs) >= 5
+        assert await again.signal("TERM")
+        info = await again.wait(timeout=30)
+        assert info.state == "exited" and info.exit_code == 128 + signal.SIGTERM
+        tail = await again.read(cursor)
+        assert tail.complete and tail.next == info.output_bytes
+    # The first program's connection comes back on its next call.
+    assert (await (await fresh_sandbox.processes.get(process.id)).info()).exit_code == 143
+    await process.remove()
+    with pytest.raises(ProcessNotFoundError, match=r"sandbox\.processes\.list"):
+        await process.info()
+
+
+async def test_follow_yields_everything_then_the_exit(sandbox: Sandbox) -> None:
+    process = await sandbox.processes.start(
+        "for i in 1 2 3; do printf 'chunk %s\\n' $i; sleep 0.3; done; printf 'no newline'; "
+        "exit 7"
+    )
+    seen = b""
+    with anyio.fail_after(60):
+        async for chunk in process.follow():
+            assert chunk.start == len(seen)
+            seen += chunk.data
+    assert seen == b"chunk 1\nchunk 2\nchunk 3\nno newline"
+    info = await process.wait()
+    assert info.exit_code == 7 and info.ended_by is None and info.output_bytes == len(seen)
+    await process.remove()
+
+
+async def test_bytes_are_exact_whatever_the_encoding(sandbox: Sandbox, workdir: str) -> None:
+    process = await sandbox.processes.start(
+        ["sh", "-c", r"printf 'caf\303\251 \377\376 end'"], cwd=workdir
+    )
+    await process.wait(timeout=30)
+    chunk = await process.read()
+    assert chunk.data == "café ".encode() + b"\xff\xfe end"
+    assert (await process.read(3, max_bytes=3)).data == b"\xc3\xa9 "
+    assert (await process.info()).cwd == workdir
+    await process.remove()
+
+
+async def test_output_files_are_bounded_and_a_late_reader_is_told_what_was_dropped(
+    sandbox: Sandbox,
+) -> None:
+    small = DurableProcesses(sandbox, segment_bytes=1024, keep_segments=2)
+    # 20 KiB in 100-byte lines: only the newest two 1 KiB segments stay.
+    process = await small.start(
+        "i=0; while [ $i -lt 200 ]; do printf '%099d\\n' $i; i=$((i+1)); done"
+    )
+    info = await process.wait(timeout=60)
+    assert info.exit_code == 0 and info.output_bytes == 20_000
+    chunk = await (await small.get(process.id)).read(0)
+    assert chunk.dropped == chunk.start > 0 and chunk.start % 1024 == 0
+    assert chunk.next == 20_000 and len(chunk.data) <= 2048
+    assert chunk.data.endswith(b"%099d\n" % 199)
+    kept = await sandbox.exec(f"cat {process.directory}/out.* | wc -c")
+    assert int(kept.stdout) == len(chunk.data)
+    await process.remove()
+
+
+async def test_a_process_outlives_the_command_and_the_connection(
+    fresh_sandbox: Sandbox,
+) -> None:
+    process = await fresh_sandbox.processes.start("echo up; sleep 600")
+    await _drop_connection(fresh_sandbox)
+    async def printed() -> bool:
+        return (await process.read()).data == b"up\n"
+
+    await eventually(printed, what="its first line")
+    assert (await process.info()).running
+    info = await process.kill()
+    assert info.exit_code == 128 + signal.SIGKILL
+    assert not await process.signal("TERM")  # already ended: nothing sent
+
+
+async def test_its_own_time_limits_end_it_and_say_which(sandbox: Sandbox) -> None:
+    silent = await sandbox.processes.start("echo once; sleep 600", idle_timeout=1)
+    chatty = await sandbox.processes.start(
+        "i=0; while [ $i -lt 12 ]; do echo $i; i=$((i+1)); sleep 0.25; done", idle_timeout=2
+    )
+    bounded = await sandbox.processes.start("while :; do echo x; sleep 0.2; done", timeout=1)
+    assert (await silent.wait(timeout=30)).ended_by == "idle_timeout"
+    spared = await chatty.wait(timeout=30)
+    assert spared.exit_code == 0 and spared.ended_by is None
+    ended = await bounded.wait(timeout=30)
+    assert ended.ended_by == "timeout" and ended.exit_code == 128 + signal.SIGKILL
+    for process in (silent, chatty, bounded):
+        await process.remove()
+
+
+async def test_a_whole_group_is_signalled(sandbox: Sandbox, workdir: str) -> None:
+    process = await sandbox.processes.start(
+        "(while :; do date +%s%N > beat; sleep 0.05; done) & sleep 600", cwd=workdir
+    )
+    async def beating() -> bool:
+        return bool((await sandbox.exec("cat beat", cwd=workdir)).stdout)
+
+    await eventually(beating, what="the child's first beat")
+    await process.kill()
+    before = (await sandbox.exec("cat beat", cwd=workdir)).stdout
+    after = (await sandbox.exec("sleep 0.5; cat beat", cwd=workdir)).stdout
+    assert before == after, "a child of the killed process still runs"
+    await process.remove()
+
+
+async def test_remove_refuses_a_running_process_unless_forced(sandbox: Sandbox) -> None:
+    process = await sandbox.processes.start("sleep 600")
+    with pytest.raises(ProcessStillRunningError, match="remove\\(force=True\\)"):
+        await process.remove()
+    await process.remove(force=True)
+    assert process.id not in {info.id for info in await sandbox.processes.list()}
+
+
+async def test_bad_input_is_a_typed_error_that_leaves_nothing(sandbox: Sandbox) -> None:
+    before = await sandbox.processes.list()
+    with pytest.raises(ProcessStartError, match="no such directory"):
+        await sandbox.processes.start("true", cwd=f"{sandbox.worktree}/missing\ndir")
+    with pytest.raises(ConfigurationError, match="command is empty"):
+        await sandbox.processes.start("  ")
+    with pytest.raises(ConfigurationError, match="idle_timeout must be a positive"):
+        await sandbox.processes.start("true", idle_timeout=0)
+    assert await sandbox.processes.list() == before
+    for bad in ("../../etc", "-rf", "x" * 12, "0123456789ab\n"):
+        with pytest.raises(ProcessNotFoundError):
+            await sandbox.processes.get(bad)
+    process = await sandbox.processes.start("echo hi")
+    await process.wait(timeout=30)
+    with pytest.raises(ConfigurationError, match="past the end"):
+        await process.read(1000)
+    with pytest.raises(ConfigurationError, match="since must be"):
+        await process.read(-1)
+    with pytest.raises(ConfigurationError, match="cannot send signal"):
+        await process.signal("NOPE")
+    await process.remove()
+
+
+async def test_names_and_arguments_pass_unchanged(sandbox: Sandbox, workdir: str) -> None:
+    odd = "-n a\\b\n'c' $HOME `x`"
+    process = await sandbox.processes.start(["printf", "%s|", odd, "--"], cwd=workdir,
+                                            env={"ODD": odd})
+    info = await process.wait(timeout=30)
+    assert (await process.read()).data.decode() == f"{odd}|--|"
+    assert re.match(r"^exec printf ", info.command)
+    await process.remove()
+
+
+def _host_has(token: str) -> bool:
+    """Whether a process on this machine runs `sleep <token>` (every backend's processes are
+    this machine's: containers and agents included)."""
+    wanted = f"sleep\0{token}\0".encode()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if handle.read().endswith(wanted):
+                        return True
+            except OSError:
+                continue
+    return False
+
+
+async def test_leaving_a_sandbox_leaves_its_processes_and_deleting_it_ends_them(
+    backend: ModuleType, provider: object
+) -> None:
+    from sandlot import IsolatedSandboxProvider
+
+    assert isinstance(provider, IsolatedSandboxProvider)
+    token = str(700_000 + os.getpid() % 100_000)
+    sandbox = await provider.create()
+    try:
+        process = await sandbox.processes.start(["sleep", token])
+        await eventually(lambda: _host_has(token), what="the process")
+        async with backend.attach(sandbox).session() as other:
+            assert (await other.processes.get(process.id)).id == process.id
+        assert (await process.info()).running, "closing with on_close='leave' ended it"
+    finally:
+        await sandbox.close()  # on_close="delete"
+    await eventually(lambda: not _host_has(token), what="the end of the left process")

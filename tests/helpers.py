@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
+
+if TYPE_CHECKING:
+    from sandlot import Sandbox
 
 
 def in_ci() -> bool:
@@ -76,3 +80,18 @@ async def eventually(
         if anyio.current_time() > deadline:
             raise AssertionError(f"{what} did not come about within {within:g}s")
         await anyio.sleep(pause)
+
+
+async def drop_connection(sandbox: Sandbox) -> None:
+    """Cut the transport under the sandbox the way a network or proxy failure would."""
+    import signal
+
+    from sandlot.backends.coder.sandbox import CoderSandbox
+
+    if isinstance(sandbox, CoderSandbox):
+        proxy = sandbox.connection._proxy_proc
+        assert proxy is not None, "the sandbox has no open connection to drop"
+        os.killpg(proxy.proc.pid, signal.SIGKILL)
+        connection = sandbox.connection
+        await eventually(lambda: not connection.connected, what="the connection drop")
+    # local and docker hold no connection: every command is a process of its own.

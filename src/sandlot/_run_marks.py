@@ -38,10 +38,10 @@ def new_sandbox_mark() -> str:
 
 
 def durable_mark(provider: str, name: str, worktree: str) -> str:
-    """The mark of a sandbox's durable processes: the same in every program attached to that
-    sandbox, and unlike any sandbox mark, so closing a sandbox that stays does not end them."""
-    digest = hashlib.sha256(f"{provider}\0{name}\0{worktree}".encode()).hexdigest()[:12]
-    return f"{digest}-0"
+    """The mark of a sandbox's durable processes (each runs with `<it>-<n>` of its own): the
+    same in every program attached to that sandbox, and unlike any sandbox mark, so closing a
+    sandbox that stays does not end them."""
+    return hashlib.sha256(f"{provider}\0{name}\0{worktree}".encode()).hexdigest()[:12]
 
 
 def command_mark(sandbox_mark: str, number: int) -> str:

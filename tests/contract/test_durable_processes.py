@@ -12,26 +12,14 @@ import anyio
 import pytest
 
 from sandlot import ConfigurationError, Sandbox
-from sandlot.backends.coder.sandbox import CoderSandbox
 from sandlot.errors import ProcessNotFoundError, ProcessStartError, ProcessStillRunningError
 from sandlot.processes import DurableProcesses
-from tests.helpers import eventually
+from tests.helpers import drop_connection, eventually
 
 pytestmark = pytest.mark.anyio
 
 #: Numbered lines, one every 0.2 s, for about a minute: stdout and stderr both.
 _TICKER = "i=0; while [ $i -lt 300 ]; do echo out $i; echo err $i >&2; i=$((i+1)); sleep 0.2; done"
-
-
-async def _drop_connection(sandbox: Sandbox) -> None:
-    """Cut the transport under the sandbox the way a network or proxy failure would."""
-    if isinstance(sandbox, CoderSandbox):
-        proxy = sandbox.connection._proxy_proc
-        assert proxy is not None, "the sandbox has no open connection to drop"
-        os.killpg(proxy.proc.pid, signal.SIGKILL)
-        connection = sandbox.connection
-        await eventually(lambda: not connection.connected, what="the connection drop")
-    # local and docker hold no connection: every command is a process of its own.
 
 
 def _lines(data: bytes) -> list[str]:
@@ -59,7 +47,7 @@ async def test_a_reattached_program_reads_on_from_its_cursor_without_gaps(
 ) -> None:
     process = await fresh_sandbox.processes.start(_TICKER)
     first, cursor = await _read_until(process, 0, 6)
-    await _drop_connection(fresh_sandbox)
+    await drop_connection(fresh_sandbox)
     # Another program attaches to the same sandbox and picks the process up by its id.
     async with backend.attach(fresh_sandbox).session() as other:
         listed = {info.id: info for info in await other.processes.list()}
@@ -135,7 +123,7 @@ async def test_a_process_outlives_the_command_and_the_connection(
     fresh_sandbox: Sandbox,
 ) -> None:
     process = await fresh_sandbox.processes.start("echo up; sleep 600")
-    await _drop_connection(fresh_sandbox)
+    await drop_connection(fresh_sandbox)
     async def printed() -> bool:
         return (await process.read()).data == b"up\n"
 

@@ -74,6 +74,12 @@ class DurableProcess:
         return f"<DurableProcess {self.id} in {self._processes.sandbox.name!r}>"
 
     @property
+    def mark(self) -> str:
+        """The run mark in the environment of everything it started (see `_run_marks`): one
+        of the sandbox's durable marks, so closing a sandbox that goes away ends it too."""
+        return f"{self._processes.sandbox._durable_mark}-{int(self.id, 16)}"
+
+    @property
     def directory(self) -> str:
         """Where its files are, inside the sandbox."""
         return f"{self._processes.root}/{self.id}"
@@ -195,9 +201,12 @@ class DurableProcess:
         return state == "sent"
 
     async def kill(self, *, timeout: float = 30.0) -> DurableProcessInfo:
-        """SIGKILL its group and wait for its exit status."""
+        """SIGKILL its group, wait for its exit status, then end whatever it started that left
+        the group (a daemon that called setsid), found by its run mark."""
         await self.signal("KILL")
-        return await self.wait(timeout)
+        info = await self.wait(timeout)
+        await self._processes.sandbox._end_marked(self.mark)
+        return info
 
     async def remove(self, *, force: bool = False) -> None:
         """Delete its files. A running process is refused unless `force=True` (then killed

@@ -111,7 +111,7 @@ class DurableProcesses:
             )
         try:
             await self.sandbox._spawn_detached(
-                ["env", f"SANDLOT_RUN={self.sandbox._durable_mark}", "sh", "-c",
+                ["env", f"SANDLOT_RUN={process.mark}", "sh", "-c",
                  scripts.SUPERVISOR, "sandlot-durable", process.directory,
                  str(self.segment_bytes), str(self.keep_segments), str(limit), str(idle), line],
                 cwd=workdir, env=checked_env,

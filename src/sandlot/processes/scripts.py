@@ -94,6 +94,10 @@ group() { kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/nul
   done ) &
 wait "$pid"
 code=$?
+# Its last output first: a reader that sees the exit status has every byte the command wrote
+# (unless something it started still holds the pipe open; that is waited for 2 s at most).
+n=0
+while [ ! -e "$d/eof" ] && [ "$n" -lt 40 ]; do sleep 0.05 2>/dev/null || sleep 1; n=$((n + 1)); done
 echo "$code" > "$d/exit.new" && mv -f "$d/exit.new" "$d/exit"
 """
 

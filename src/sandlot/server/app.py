@@ -1,4 +1,5 @@
-"""The FastAPI application: two routes over a `SandboxService`.
+"""The FastAPI application: execute, health, forwards and durable processes over a
+`SandboxService`.
 
 The app does not own the sandbox: whoever made the service (see `runner.SandboxServer`)
 closes it, so the same app serves tests, `sandlot serve` and embedding alike.
@@ -21,6 +22,7 @@ from ..errors import (
     SandlotError,
 )
 from ..forward import ForwardAddress
+from . import processes
 from .middleware import ActiveRequests, BearerAuth, BodyLimit, ShutdownDeadline
 from .models import (
     ErrorResponse,
@@ -60,6 +62,7 @@ def _described(*codes: int) -> dict[int | str, dict[str, Any]]:
         400: "The body could not be read as JSON text.",
         401: "Missing or wrong bearer token (only when the server has a token).",
         404: "Nothing by that name (e.g. no forward of that port is open).",
+        409: "The process still runs (remove it with force=true, or signal it first).",
         413: "Request body larger than the server accepts.",
         422: "Invalid request (including code, requirements or timeout beyond this server's "
         "limits), or installing the requirements failed (error "
@@ -181,6 +184,8 @@ def create_app(service: SandboxService) -> FastAPI:
         if not service.close_forward(port):
             return _error(404, "not_found", f"no forward of sandbox port {port} is open")
         return Response(status_code=204)
+
+    app.include_router(processes.router(service, _error))
 
     app.add_middleware(
         BodyLimit, limit=settings.max_body_bytes, read_timeout=settings.body_timeout

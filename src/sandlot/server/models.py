@@ -103,3 +103,54 @@ class ErrorResponse(BaseModel):
     installer: str | None = None
     exit_code: int | None = None
     stderr: str | None = None
+
+
+class ProcessRequest(BaseModel):
+    """Start a durable process: a shell command run detached in the sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: Text = Field(min_length=1, description="A shell command line (run with sh -c).")
+    cwd: Text | None = Field(default=None, description="Absolute working directory inside "
+                             "the sandbox; default: the sandbox's worktree.")
+    timeout: float | None = Field(default=None, gt=0, le=TIMEOUT_CAP,
+                                  description="End it after this many seconds.")
+    idle_timeout: float | None = Field(default=None, gt=0, le=TIMEOUT_CAP,
+                                       description="End it after this long without output.")
+
+
+class ProcessResponse(BaseModel):
+    """A durable process as its files in the sandbox describe it."""
+
+    id: str
+    command: str
+    cwd: str
+    started_at: int = Field(description="Epoch seconds (the sandbox's clock).")
+    state: Literal["running", "exited", "lost"]
+    exit_code: int | None
+    ended_by: Literal["timeout", "idle_timeout"] | None
+    output_bytes: int = Field(description="Bytes printed so far (stdout and stderr together).")
+
+
+class ProcessOutputResponse(BaseModel):
+    """Output from a byte cursor. `text` never ends inside a UTF-8 character: such bytes stay
+    for the next read (`next` is after the last byte `text` holds)."""
+
+    text: str = Field(description="The bytes as UTF-8 (an invalid byte shows as U+FFFD).")
+    start: int
+    next: int = Field(description="Pass as `since` to read on.")
+    dropped: int = Field(description="Bytes skipped: the bounded output files no longer held "
+                         "them.")
+    complete: bool = Field(description="The process ended and this read reached its end.")
+    process: ProcessResponse
+
+
+class SignalRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    signal: str = Field(default="TERM", max_length=12,
+                        description="TERM, KILL, INT, HUP, USR1, ... (with or without SIG).")
+
+
+class SignalResponse(BaseModel):
+    sent: bool = Field(description="False when the process had already ended.")

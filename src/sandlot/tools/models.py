@@ -214,7 +214,8 @@ class RunCodeResult(ToolResult):
     notes: list[str] = Field(default_factory=list)
 
 
-ShellStatus = Literal["running", "exited", "killed", "timed_out"]
+#: `lost`: the shell's supervisor is gone without an exit status (the sandbox restarted).
+ShellStatus = Literal["running", "exited", "killed", "timed_out", "lost"]
 
 
 class BashOutputResult(ToolResult):
@@ -222,7 +223,10 @@ class BashOutputResult(ToolResult):
     status: ShellStatus
     exit_code: int | None
     output: str
-    dropped_lines: int = Field(description="Old lines dropped because the buffer was full.")
+    dropped_bytes: int = Field(
+        description="Output bytes skipped because the shell's bounded output files no longer "
+                    "held them.")
+    more: bool = Field(description="More output is waiting: call bash_output again.")
 
 
 class KillShellResult(ToolResult):

@@ -1,87 +1,61 @@
-"""Background shells of the bash tool: started, read incrementally, killed.
+"""Background shells of the bash tool: durable processes, read incrementally, killed.
 
-Each shell's output is kept as ordered lines (stdout and stderr interleaved as they arrive)
-in a bounded buffer; `read_new()` returns what arrived since the previous read.
+A background shell is a durable process (`sandlot.processes`): it survives a dropped
+connection, and its id is the process's, so a toolbox attached to the same sandbox later (a
+restarted MCP server) reads it on. Each shell keeps the byte cursor of what was already shown
+and an incremental UTF-8 decoder, so a character split between two reads comes out whole.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections import deque
+import codecs
 from dataclasses import dataclass, field
 
-from ..sandbox import ExecResult, Process
+from ..processes import DurableProcess, DurableProcessInfo
 from .models import ShellStatus
 
-#: Characters of unread output a shell keeps; older lines are dropped (and counted).
-BUFFER_CHARS = 256 << 10
 
-
-@dataclass
-class ShellLog:
-    """Bounded, ordered output lines of one shell, read incrementally."""
-
-    limit: int = BUFFER_CHARS
-    lines: deque[str] = field(default_factory=deque)
-    size: int = 0
-    dropped: int = 0
-
-    def add(self, line: str, stream: str) -> None:
-        text = line if stream == "stdout" else f"[stderr] {line}"
-        self.lines.append(text)
-        self.size += len(text) + 1
-        while self.size > self.limit and len(self.lines) > 1:
-            self.size -= len(self.lines.popleft()) + 1
-            self.dropped += 1
-
-    def take(self) -> tuple[str, int]:
-        """Everything unread, and how many lines were dropped since the last take."""
-        text = "\n".join(self.lines)
-        dropped = self.dropped
-        self.lines.clear()
-        self.size = 0
-        self.dropped = 0
-        return text, dropped
+def _decoder() -> codecs.IncrementalDecoder:
+    return codecs.getincrementaldecoder("utf-8")("replace")
 
 
 @dataclass
 class Shell:
-    """One background command started by the bash tool."""
+    """One background command started (or found) by the bash tool."""
 
-    id: str
+    process: DurableProcess
     command: str
     workspace: str
-    log: ShellLog
-    process: Process | None = None
+    cursor: int = 0
     killed: bool = False
+    decoder: codecs.IncrementalDecoder = field(default_factory=_decoder)
 
-    def status(self, result: ExecResult | None) -> ShellStatus:
-        """running / killed / timed_out / exited; `result` once the process is done."""
-        if result is None:
+    @property
+    def id(self) -> str:
+        return self.process.id
+
+    def status(self, info: DurableProcessInfo) -> ShellStatus:
+        if info.state == "running":
             return "running"
+        if info.state == "lost":
+            return "lost"
         if self.killed:
             return "killed"
-        return "timed_out" if result.timed_out else "exited"
+        return "timed_out" if info.ended_by is not None else "exited"
 
 
 class ShellRegistry:
-    """The background shells of one toolbox, by id (`shell-1`, `shell-2`, ...)."""
+    """The background shells a toolbox knows, by id."""
 
     def __init__(self) -> None:
         self._shells: dict[str, Shell] = {}
-        self._ids = itertools.count(1)
 
-    def new(self, command: str, workspace: str) -> Shell:
-        shell = Shell(id=f"shell-{next(self._ids)}", command=command, workspace=workspace,
-                      log=ShellLog())
+    def add(self, shell: Shell) -> Shell:
         self._shells[shell.id] = shell
         return shell
 
     def get(self, shell_id: str) -> Shell | None:
         return self._shells.get(shell_id.strip())
-
-    def forget(self, shell_id: str) -> None:
-        self._shells.pop(shell_id, None)
 
     @property
     def ids(self) -> list[str]:

@@ -23,6 +23,7 @@ from ..errors import (
     EditMatchError,
     NotReadError,
     PathOutsideWorkspaceError,
+    ProcessNotFoundError,
     ReadOnlyError,
     SandlotError,
     ToolError,
@@ -58,7 +59,7 @@ from .parse import parse_listing, parse_search
 from .patterns import glob_to_ere, pcre_to_ere
 from .runner import ScriptResult, run_script
 from .safe_mode import Containment
-from .shells import ShellRegistry
+from .shells import Shell, ShellRegistry
 from .verify_tools import (
     RunScriptArgs,
     VerifyArgs,
@@ -687,14 +688,11 @@ class Toolbox:
                 raise ToolError(f"bash: {name} must be a positive number of seconds, got {value}")
         ws = self.workspaces.choose(workspace)
         if background:
-            shell = self.shells.new(command, ws.name)
-            log = shell.log
-            shell.process = await self.sandbox.start(
-                command, cwd=ws.root, env=self.env, timeout=timeout, idle_timeout=idle_timeout,
-                on_stdout=lambda line: log.add(line, "stdout"),
-                on_stderr=lambda line: log.add(line, "stderr"),
-                max_output=self.bash_output_bytes,
-            )
+            # A durable process: it survives a dropped connection, and a toolbox attached to
+            # the same sandbox later finds it by its id.
+            process = await self.sandbox.processes.start(
+                command, cwd=ws.root, env=self.env, timeout=timeout, idle_timeout=idle_timeout)
+            shell = self.shells.add(Shell(process, command, ws.name))
             return BashResult(
                 tool="bash", workspace=ws.name, command=command, exit_code=None, stdout="",
                 stderr="", shell_id=shell.id,
@@ -751,48 +749,62 @@ class Toolbox:
             parts.append(f"[exit code {result.exit_code}]")
         return "\n".join(parts)
 
-    def _shell(self, tool: str, shell_id: str) -> Any:
+    async def _shell(self, tool: str, shell_id: str) -> Shell:
+        if not isinstance(shell_id, str):
+            raise ToolError(f"{tool}: shell_id must be a string")
         shell = self.shells.get(shell_id)
-        if shell is None or shell.process is None:
-            raise ToolError(f'{tool}: no background shell "{shell_id}"; known shells: '
-                            f"{_quote_list(self.shells.ids)}")
-        return shell
+        if shell is not None:
+            return shell
+        try:  # started by another toolbox on this sandbox (before a restart, say)
+            process = await self.sandbox.processes.get(shell_id)
+            info = await process.info()
+        except ProcessNotFoundError:
+            raise ToolError(f'{tool}: no background shell "{shell_id.strip()}"; known shells: '
+                            f"{_quote_list(self.shells.ids)}") from None
+        return self.shells.add(Shell(process, info.command, ""))
 
     async def bash_output(self, shell_id: str) -> BashOutputResult:
         """What a background shell printed since the last call, and whether it still runs."""
         self._mutating("bash_output")
-        shell = self._shell("bash_output", shell_id)
-        result = await shell.process.wait() if shell.process.done else None
-        output, dropped = shell.log.take()
-        status = shell.status(result)
-        code = result.exit_code if result is not None else None
-        lines = [output] if output else ["(no new output)"]
-        if dropped:
-            lines.insert(0, f"[{dropped} earlier lines dropped: the buffer was full]")
+        shell = await self._shell("bash_output", shell_id)
+        chunk = await shell.process.read(shell.cursor, max_bytes=self.bash_output_bytes)
+        shell.cursor = chunk.next
+        more = chunk.next < chunk.info.output_bytes
+        output = shell.decoder.decode(chunk.data, final=chunk.complete)
+        status = shell.status(chunk.info)
+        code = chunk.info.exit_code
+        lines = [output.rstrip("\n")] if output else ["(no new output)"]
+        if chunk.dropped:
+            lines.insert(0, f"[{chunk.dropped} earlier bytes dropped: the shell's output files "
+                            "keep only its newest output]")
+        if more:
+            lines.append("[more output is waiting: call bash_output again]")
         tail = f", exit code {code}" if code is not None else ""
         lines.append(f"[shell {shell.id}: {status}{tail}]")
         return BashOutputResult(tool="bash_output", text="\n".join(lines), shell_id=shell.id,
                                 status=status, exit_code=code, output=output,
-                                dropped_lines=dropped)
+                                dropped_bytes=chunk.dropped, more=more)
 
     async def kill_shell(self, shell_id: str) -> KillShellResult:
         """End a background shell's whole process tree (harmless if it already ended)."""
         self._mutating("kill_shell")
-        shell = self._shell("kill_shell", shell_id)
-        if not shell.process.done:
+        shell = await self._shell("kill_shell", shell_id)
+        info = await shell.process.info()
+        if info.running:
             shell.killed = True
-        result = await shell.process.kill()
-        status = shell.status(result)
+            info = await shell.process.kill()
+        status = shell.status(info)
         return KillShellResult(tool="kill_shell", shell_id=shell.id, status=status,
-                               exit_code=result.exit_code,
-                               text=f"Shell {shell.id} {status} (exit code {result.exit_code})")
+                               exit_code=info.exit_code,
+                               text=f"Shell {shell.id} {status} (exit code {info.exit_code})")
 
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """End every background shell still running (the sandbox itself stays open)."""
+        """End every background shell this toolbox knows that still runs (the sandbox itself
+        stays open)."""
         for shell in self.shells.all():
-            if shell.process is not None and not shell.process.done:
+            if (await shell.process.info()).running:
                 shell.killed = True
                 await shell.process.kill()
 

@@ -1,0 +1,138 @@
+"""The server's durable-process routes: start, list, read from a cursor, signal, remove.
+
+They are `sandbox.processes` over HTTP, so a client that lost its connection (or a new
+client) picks a process up again by its id and reads on from its cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+
+from ..errors import (
+    ConfigurationError,
+    ProcessNotFoundError,
+    ProcessStartError,
+    ProcessStillRunningError,
+    SandlotError,
+)
+from ..processes import DurableProcess, DurableProcessInfo
+from .models import (
+    ProcessOutputResponse,
+    ProcessRequest,
+    ProcessResponse,
+    SignalRequest,
+    SignalResponse,
+)
+from .service import SandboxService
+
+#: Bytes one output read returns at most.
+MAX_READ = 1 << 20
+
+T = TypeVar("T")
+ErrorFactory = Callable[..., JSONResponse]
+
+
+def utf8_prefix(data: bytes) -> int:
+    """The length of `data` without a UTF-8 character cut off at its end."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return len(data)
+        if byte >= 0xC0:  # the lead byte of the last character
+            if byte > 0xF4:  # never valid: decoding shows it as U+FFFD anyway
+                return len(data)
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) if back >= need else len(data) - back
+    return len(data)
+
+
+def _info(info: DurableProcessInfo) -> ProcessResponse:
+    return ProcessResponse(id=info.id, command=info.command, cwd=info.cwd,
+                           started_at=info.started_at, state=info.state,
+                           exit_code=info.exit_code, ended_by=info.ended_by,
+                           output_bytes=info.output_bytes)
+
+
+def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
+    routes = APIRouter(prefix="/processes", tags=["processes"])
+
+    async def guarded(call: Callable[[], Awaitable[T]]) -> T | JSONResponse:
+        try:
+            return await call()
+        except ProcessNotFoundError as exc:
+            return error(404, "not_found", str(exc))
+        except ProcessStillRunningError as exc:
+            return error(409, "still_running", str(exc))
+        except (ConfigurationError, ProcessStartError) as exc:
+            return error(422, "invalid_request", str(exc))
+        except SandlotError as exc:
+            return error(503, "sandbox_unavailable", str(exc))
+
+    async def find(process_id: str) -> DurableProcess:
+        return await service.sandbox.processes.get(process_id)
+
+    @routes.post("", response_model=ProcessResponse, status_code=201,
+                 summary="Start a durable process (it outlives this request and connection)")
+    async def start(request: ProcessRequest) -> ProcessResponse | JSONResponse:
+        async def call() -> ProcessResponse:
+            process = await service.sandbox.processes.start(
+                request.command, cwd=request.cwd, timeout=request.timeout,
+                idle_timeout=request.idle_timeout)
+            return _info(await process.info())
+
+        return await guarded(call)
+
+    @routes.get("", response_model=list[ProcessResponse], summary="Every durable process")
+    async def listing() -> list[ProcessResponse] | JSONResponse:
+        async def call() -> list[ProcessResponse]:
+            return [_info(info) for info in await service.sandbox.processes.list()]
+
+        return await guarded(call)
+
+    @routes.get("/{process_id}", response_model=ProcessResponse, summary="One process")
+    async def show(process_id: str) -> ProcessResponse | JSONResponse:
+        async def call() -> ProcessResponse:
+            return _info(await (await find(process_id)).info())
+
+        return await guarded(call)
+
+    @routes.get("/{process_id}/output", response_model=ProcessOutputResponse,
+                summary="Output from byte `since` on")
+    async def output(process_id: str, since: int = 0,
+                     max_bytes: int = 64 << 10) -> ProcessOutputResponse | JSONResponse:
+        async def call() -> ProcessOutputResponse:
+            if not 1 <= max_bytes <= MAX_READ:
+                raise ConfigurationError(f"max_bytes must be from 1 to {MAX_READ}")
+            chunk = await (await find(process_id)).read(since, max_bytes=max_bytes)
+            keep = len(chunk.data) if chunk.complete else utf8_prefix(chunk.data)
+            following = chunk.start + keep
+            return ProcessOutputResponse(
+                text=chunk.data[:keep].decode("utf-8", "replace"), start=chunk.start,
+                next=following, dropped=chunk.dropped,
+                complete=chunk.complete and following == chunk.next, process=_info(chunk.info))
+
+        return await guarded(call)
+
+    @routes.post("/{process_id}/signal", response_model=SignalResponse,
+                 summary="Signal the process's group")
+    async def send(process_id: str, request: SignalRequest) -> SignalResponse | JSONResponse:
+        async def call() -> SignalResponse:
+            return SignalResponse(sent=await (await find(process_id)).signal(request.signal))
+
+        return await guarded(call)
+
+    @routes.delete("/{process_id}", status_code=204,
+                   summary="Remove its files (409 while it runs, unless force=true)")
+    async def remove(process_id: str, force: bool = False) -> Response:
+        async def call() -> Response:
+            await (await find(process_id)).remove(force=force)
+            return Response(status_code=204)
+
+        result = await guarded(call)
+        return result
+
+    return routes

@@ -278,6 +278,11 @@ class ConnectionLostError(ProviderError):
     """The connection to the sandbox dropped; the next call reconnects."""
 
 
+class SandboxPausedError(ConnectionLostError):
+    """The sandbox is frozen (a paused container): calls fail instead of waiting; the next call
+    after it is resumed works."""
+
+
 class SandboxGoneError(ProviderError):
     """The sandbox disappeared from outside while in use (container removed, workspace deleted)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from sandlot import (
     Process,
     Sandbox,
     SandboxGoneError,
+    SandboxPausedError,
     ToolNotFoundError,
 )
 from sandlot.backends.docker import DockerProvider
@@ -105,6 +107,62 @@ async def test_container_killed_from_outside_then_on_close_removes_it(
     await sandbox.close()
     gone = engine.docker("container", "inspect", sandbox.container_id, check=False)
     assert gone.returncode != 0  # on_close=delete removed the dead container
+
+
+async def test_a_paused_container_fails_calls_within_the_keepalive_bound(
+    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine
+) -> None:
+    interval, count = 0.5, 2
+    bound = interval * (count + 1)
+    sandbox = await make(keepalive_interval=interval, keepalive_count_max=count).create()
+    try:
+        process = await started(sandbox)
+        durable = await sandbox.processes.start("sleep 300")
+        engine.docker("pause", sandbox.container_id)
+        paused_at = anyio.current_time()
+        with pytest.raises(SandboxPausedError, match=r"is paused.*docker unpause"):
+            await sandbox.exec("sleep 300")  # a new call: refused at once, never a hang
+        with anyio.fail_after(bound + 20):  # generous slack: a shared, loaded machine
+            with pytest.raises(SandboxPausedError, match="paused"):
+                await process.wait()  # in flight since before the pause
+        took = anyio.current_time() - paused_at
+        assert took <= bound + 20, f"{took:.1f}s"
+        engine.docker("unpause", sandbox.container_id)
+        assert (await sandbox.exec("echo back")).stdout == "back\n"  # the next call works
+        assert (await durable.info()).running  # the durable process survived the freeze
+    finally:
+        with contextlib.suppress(Exception):
+            engine.docker("unpause", sandbox.container_id)
+        await sandbox.close()
+    gone = engine.docker("container", "inspect", sandbox.container_id, check=False)
+    assert gone.returncode != 0  # nothing left running: the container went with close
+
+
+async def test_exec_in_flight_when_the_container_is_paused(
+    make: Callable[..., DockerProvider], engine: docker_engine.DockerEngine
+) -> None:
+    sandbox = await make(keepalive_interval=0.5, keepalive_count_max=2).create()
+    try:
+        outcome: list[BaseException] = []
+
+        async def exec_in_flight() -> None:
+            try:
+                await sandbox.exec("echo started; sleep 300", timeout=600)
+            except SandboxPausedError as exc:
+                outcome.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(exec_in_flight)
+            await anyio.sleep(1)
+            engine.docker("pause", sandbox.container_id)
+            with anyio.fail_after(1.5 + 20):
+                while not outcome:  # noqa: ASYNC110 - the exec in flight is what is awaited
+                    await anyio.sleep(0.1)
+        assert "has been paused for" in str(outcome[0])
+    finally:
+        with contextlib.suppress(Exception):
+            engine.docker("unpause", sandbox.container_id)
+        await sandbox.close()
 
 
 async def test_engine_stopped_mid_session(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ def docker(image: str | None = None, *, on_close: OnClose, **options: Any) -> Do
 
     `on_close` is required (`delete`, `stop` or `leave`); every other option is a field of
     `DockerOptions` (attach, name, workdir, env, mounts, user, network, memory, cpus,
-    pids_limit, docker_host, context, docker_binary, pull, init). Bad options raise
+    pids_limit, keepalive_interval, keepalive_count_max, docker_host, context, docker_binary,
+    pull, init). Bad options raise
     `ConfigurationError`.
     """
     from pydantic import ValidationError

@@ -19,6 +19,7 @@ from ...errors import (
     ImageNotFoundError,
     ProviderError,
     SandboxGoneError,
+    SandboxPausedError,
     ToolNotFoundError,
 )
 
@@ -38,7 +39,8 @@ _UNREACHABLE = (
     "failed to connect",
 )
 #: Client stderr that means the container is not there (any more) or not running.
-_GONE = ("no such container", "is not running", "is paused", "no such object")
+_GONE = ("no such container", "is not running", "no such object")
+_PAUSED = ("is paused",)
 _NO_IMAGE = ("no such image", "unable to find image", "pull access denied", "not found: manifest")
 
 
@@ -146,6 +148,12 @@ class DockerCLI:
             return BackendUnavailableError(
                 f"{what}: cannot reach the Docker {self.target}: {text.rstrip('.')}. Start the "
                 "engine (or fix docker_host / context) and retry",
+                provider=PROVIDER, sandbox=container,
+            )  # fmt: skip
+        if container and any(p in low for p in _PAUSED):
+            return SandboxPausedError(
+                f"{what}: container {container!r} is paused: {text}. Unpause it (docker "
+                "unpause) and retry",
                 provider=PROVIDER, sandbox=container,
             )  # fmt: skip
         if container and any(p in low for p in _GONE):

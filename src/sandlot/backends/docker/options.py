@@ -89,6 +89,14 @@ class DockerOptions(BaseModel):
     """CPU limit, e.g. 1.5."""
     pids_limit: int | None = Field(default=None, gt=0)
     """Maximum number of processes in the container."""
+    keepalive_interval: float = Field(default=5.0, gt=0)
+    """Seconds between checks of the container's state while a command runs. A container
+    that stays paused (`docker pause`, a frozen cgroup) fails every command in flight with
+    `SandboxPausedError` (a `ConnectionLostError`) within
+    `keepalive_interval * (keepalive_count_max + 1)` seconds instead of hanging; a new call
+    on a paused container fails at once; once unpaused, the next call works."""
+    keepalive_count_max: int = Field(default=3, ge=1)
+    """Consecutive checks that must see the container paused before calls fail."""
     docker_host: str | None = None
     """Engine address (`unix:///path/docker.sock`, `tcp://...`); default: the client's own."""
     context: str | None = None

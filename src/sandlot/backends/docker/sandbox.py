@@ -16,17 +16,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import anyio
 
 from ... import _run_marks, _shell
 from ..._host_io import feed_stdin, stop_feeding
-from ...errors import CleanupError, ProviderError, SandboxGoneError
+from ..._shared_call import SharedCall
+from ...errors import CleanupError, ProviderError, SandboxGoneError, SandboxPausedError
 from ...sandbox import SWEEP_TIMEOUT, RunningCommand, Sandbox, SpawnSpec
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions, OnClose
+
+T = TypeVar("T")
 
 CHUNK = 64 << 10
 #: After a kill, how long to wait for the client to notice before ending it ourselves.
@@ -146,7 +151,20 @@ class DockerCommand(RunningCommand):
     # ---- ending ---------------------------------------------------------------------------
 
     async def _finish(self) -> int:
-        code = await self._proc.wait()
+        try:
+            code = await self._sandbox.while_alive(self._proc.wait(),
+                                                   f"docker exec {self._spec.display!r}")
+        except ProviderError:
+            # The container froze under the command: the client would wait for as long as it
+            # stays frozen. End the client; the command itself stays frozen with the container.
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            for task in self._tasks:
+                task.cancel()
+            if self._feeder is not None:
+                self._feeder.cancel()
+            self._announced.set()
+            raise
         await stop_feeding(self._feeder)  # the command is gone
         try:
             await asyncio.gather(*self._tasks)
@@ -222,6 +240,9 @@ class DockerSandbox(Sandbox):
         self.options = options
         self.on_close: OnClose = on_close
         self._root: bool | None = None  # whether commands run as root (asked once)
+        #: The container's state, one `docker inspect` shared by every command that asks.
+        self._state = SharedCall(self._inspect_state)
+        self._paused_since: float | None = None
 
     def _exec_argv(
         self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,
@@ -317,6 +338,43 @@ class DockerSandbox(Sandbox):
             "exec", "-u", "0", self.container_id, "sh", "-c", _run_marks.SWEEP_SCRIPT, "sh",
             _run_marks.grep_pattern(mark), timeout=SWEEP_TIMEOUT,
         )  # fmt: skip
+
+    async def _inspect_state(self) -> str:
+        done = await self.cli.run(
+            "container", "inspect", "--format", "{{.State.Status}}", self.container_id,
+            timeout=30,
+        )  # fmt: skip
+        return done.stdout.strip() if done.code == 0 else ""
+
+    async def while_alive(self, waiting: Awaitable[T], what: str) -> T:
+        """Await `waiting`, checking the container every `keepalive_interval` seconds: one
+        that stays paused raises `SandboxPausedError`, one that stopped `SandboxGoneError`."""
+        interval = self.options.keepalive_interval
+        task = asyncio.ensure_future(waiting)
+        try:
+            while True:
+                done, _ = await asyncio.wait([task], timeout=interval)
+                if done:
+                    return task.result()
+                state = await self._state()
+                if state == "running":
+                    self._paused_since = None
+                elif state == "paused":
+                    now = time.monotonic()
+                    if self._paused_since is None:
+                        self._paused_since = now
+                    elif now - self._paused_since >= interval * self.options.keepalive_count_max:
+                        raise SandboxPausedError(
+                            f"{what}: container {self.name!r} has been paused for "
+                            f"{now - self._paused_since:.0f}s (docker pause); its commands "
+                            "stay frozen until it is unpaused, then the next call works",
+                            provider=PROVIDER, sandbox=self.name,
+                        )  # fmt: skip
+                else:
+                    await self.ensure_running(what)
+        finally:
+            if not task.done():
+                task.cancel()
 
     async def ensure_running(self, what: str) -> None:
         """Raise `SandboxGoneError` / `BackendUnavailableError` unless the container runs."""

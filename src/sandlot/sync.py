@@ -12,6 +12,7 @@ here waits for its result. Line callbacks are called on that thread.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -19,6 +20,8 @@ from typing import Any, BinaryIO, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from .processes import DurableProcess, DurableProcesses, DurableProcessInfo, OutputChunk
+from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
 from .sandbox import DEFAULT_MAX_OUTPUT, ExecResult, Process, Sandbox
 
@@ -49,6 +52,82 @@ class SyncProcess:
 
     def kill(self) -> ExecResult:
         return self._portal.call(self._process.kill)
+
+
+class SyncDurableProcess:
+    """Blocking view of a `DurableProcess`."""
+
+    def __init__(self, process: DurableProcess, portal: BlockingPortal) -> None:
+        self.process = process
+        self._portal = portal
+
+    @property
+    def id(self) -> str:
+        return self.process.id
+
+    def info(self) -> DurableProcessInfo:
+        return self._portal.call(self.process.info)
+
+    def read(self, since: int = 0, *, max_bytes: int = DEFAULT_READ_BYTES) -> OutputChunk:
+        return self._portal.call(partial(self.process.read, since, max_bytes=max_bytes))
+
+    def follow(self, since: int = 0, *, poll: float = 0.25) -> Iterator[OutputChunk]:
+        """Chunks as the process prints them, until its output is complete."""
+        cursor, quiet_since = since, None
+        while True:
+            chunk = self.read(cursor)
+            if chunk.data or chunk.dropped:
+                yield chunk
+            cursor = chunk.next
+            if chunk.complete:
+                return
+            if not chunk.data:
+                if chunk.info.state != "running":
+                    quiet_since = quiet_since if quiet_since is not None else time.monotonic()
+                    if time.monotonic() - quiet_since > 2.0:
+                        return
+                time.sleep(poll)
+
+    def wait(self, timeout: float | None = None) -> DurableProcessInfo:
+        return self._portal.call(partial(self.process.wait, timeout))
+
+    def signal(self, sig: str | int = "TERM") -> bool:
+        return self._portal.call(partial(self.process.signal, sig))
+
+    def kill(self) -> DurableProcessInfo:
+        return self._portal.call(self.process.kill)
+
+    def remove(self, *, force: bool = False) -> None:
+        self._portal.call(partial(self.process.remove, force=force))
+
+
+class SyncDurableProcesses:
+    """Blocking view of `Sandbox.processes`."""
+
+    def __init__(self, processes: DurableProcesses, portal: BlockingPortal) -> None:
+        self._processes = processes
+        self._portal = portal
+
+    def start(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        idle_timeout: float | None = None,
+    ) -> SyncDurableProcess:
+        process = self._portal.call(partial(
+            self._processes.start, command, cwd=cwd, env=env, timeout=timeout,
+            idle_timeout=idle_timeout))
+        return SyncDurableProcess(process, self._portal)
+
+    def list(self) -> list[DurableProcessInfo]:
+        return self._portal.call(self._processes.list)
+
+    def get(self, process_id: str) -> SyncDurableProcess:
+        return SyncDurableProcess(self._portal.call(self._processes.get, process_id),
+                                  self._portal)
 
 
 class SyncSandbox:
@@ -82,6 +161,7 @@ class SyncSandbox:
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         on_stdout: Callable[[str], None] | None = None,
         on_stderr: Callable[[str], None] | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
@@ -89,8 +169,8 @@ class SyncSandbox:
     ) -> ExecResult:
         result: ExecResult = self._call(
             self.sandbox.exec, command, cwd=cwd, env=env, stdin=stdin, sudo=sudo,
-            timeout=timeout, on_stdout=on_stdout, on_stderr=on_stderr,
-            max_output=max_output, check=check,
+            timeout=timeout, idle_timeout=idle_timeout, on_stdout=on_stdout,
+            on_stderr=on_stderr, max_output=max_output, check=check,
         )
         return result
 
@@ -102,15 +182,22 @@ class SyncSandbox:
         env: Mapping[str, str] | None = None,
         stdin: str | bytes | None = None,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         on_stdout: Callable[[str], None] | None = None,
         on_stderr: Callable[[str], None] | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
     ) -> SyncProcess:
         process: Process = self._call(
             self.sandbox.start, command, cwd=cwd, env=env, stdin=stdin, timeout=timeout,
-            on_stdout=on_stdout, on_stderr=on_stderr, max_output=max_output,
+            idle_timeout=idle_timeout, on_stdout=on_stdout, on_stderr=on_stderr,
+            max_output=max_output,
         )
         return SyncProcess(process, self._portal)
+
+    @property
+    def processes(self) -> SyncDurableProcesses:
+        """Blocking view of `Sandbox.processes` (durable processes)."""
+        return SyncDurableProcesses(self.sandbox.processes, self._portal)
 
     def interactive(
         self,

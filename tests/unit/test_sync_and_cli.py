@@ -40,6 +40,23 @@ def test_sync_session(tmp_path: Path) -> None:
         raise AssertionError("exec after close did not raise")
 
 
+def test_sync_session_has_idle_timeout_and_durable_processes() -> None:
+    with sandlot.sync.session(sandlot.local()) as sandbox:
+        silent = sandbox.exec("echo up; sleep 600", idle_timeout=1)
+        assert silent.timed_out_by == "idle_timeout" and silent.stdout == "up\n"
+        assert sandbox.start("sleep 600", idle_timeout=1).wait().timed_out_by == "idle_timeout"
+        process = sandbox.processes.start("for i in 1 2 3; do echo $i; sleep 0.2; done; exit 5")
+        again = sandbox.processes.get(process.id)
+        assert b"".join(chunk.data for chunk in again.follow()) == b"1\n2\n3\n"
+        assert again.wait(timeout=30).exit_code == 5
+        assert [info.id for info in sandbox.processes.list()] == [process.id]
+        held = sandbox.processes.start("sleep 600")
+        assert held.signal("TERM") and held.wait(timeout=30).exit_code == 143
+        process.remove()
+        held.remove()
+        assert sandbox.processes.list() == []
+
+
 def _sandlot(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sandlot", *args], capture_output=True, text=True, timeout=120

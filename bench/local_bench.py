@@ -18,6 +18,7 @@ from .measures import (
     peak_rss,
     raw_shell,
     raw_subprocess,
+    raw_subprocess_read,
 )
 
 
@@ -26,13 +27,21 @@ async def run(quick: bool = False) -> list[Measurement]:
     async with sandlot.local().session() as sandbox:
         rows.append(
             await exec_latency(
+                "local", sandbox, lambda: raw_subprocess_read("sh", "-c", "true"),
+                "subprocess sh -c true, output read", rounds=20 if quick else 60,
+                target="<= 1.3x",
+            )
+        )
+        rows.append(
+            await exec_latency(
                 "local", sandbox, lambda: raw_subprocess("sh", "-c", "true"),
-                "subprocess sh -c true", rounds=20 if quick else 60, target="<= 1.3x",
+                "subprocess sh -c true, output discarded", rounds=20 if quick else 60,
             )
         )
         rows.append(await concurrency("local", sandbox))
         rows.append(await parallel_floor(
-            "local", sandbox, lambda: raw_subprocess("sh", "-c", "true"), "sh -c true"))
+            "local", sandbox, lambda: raw_subprocess_read("sh", "-c", "true"),
+            "sh -c true, output read"))
         with Scratch() as scratch:
             tree = make_small_tree(scratch, 1000 if quick else 10_000)
             big = make_big_file(scratch, 20 if quick else 200)

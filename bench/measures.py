@@ -160,6 +160,17 @@ async def raw_subprocess(*argv: str) -> None:
         raise RuntimeError(f"baseline command failed: {argv}")
 
 
+async def raw_subprocess_read(*argv: str) -> None:
+    """The floor of a command whose output is read: a subprocess whose stdout and stderr are
+    pipes read to their end (what any exec that returns output must do at the least)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"baseline command failed: {argv}")
+
+
 async def raw_shell(line: str) -> None:
     await raw_subprocess("sh", "-c", line)
 

@@ -21,7 +21,9 @@ from tests.server.conftest import serve, toolchain_provider
 
 TOKEN = "fuzz-token-0123456789abcdef"
 EXAMPLES = {"POST /execute": 40, "GET /health": 10, "POST /forwards": 10, "GET /forwards": 3,
-            "DELETE /forwards/{port}": 10}
+            "DELETE /forwards/{port}": 10, "POST /processes": 15, "GET /processes": 3,
+            "GET /processes/{process_id}": 8, "GET /processes/{process_id}/output": 8,
+            "POST /processes/{process_id}/signal": 8, "DELETE /processes/{process_id}": 8}
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +82,5 @@ def test_openapi_fuzz_has_no_server_errors(fuzzed: SandboxServer) -> None:
     assert statuses["GET /health"] <= {200, 401}
     assert statuses["POST /forwards"] <= {200, 401, 422}
     assert statuses["DELETE /forwards/{port}"] <= {204, 401, 404, 422}
+    assert statuses["POST /processes"] & {201, 422}  # past the auth wall
+    assert statuses["DELETE /processes/{process_id}"] <= {204, 401, 404, 409, 422}

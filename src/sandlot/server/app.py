@@ -68,7 +68,8 @@ def _described(*codes: int) -> dict[int | str, dict[str, Any]]:
         "limits), or installing the requirements failed (error "
         "'requirements_install_failed', with the installer's stderr).",
         429: "The server's limit of concurrent runs is reached; retry after a moment.",
-        503: "The server is shutting down or its sandbox is unavailable.",
+        503: "The server is shutting down or its sandbox is unavailable (or a durable "
+        "process's files could not be read).",
         504: "The sandbox did not answer although the run's timeout had passed.",
     }
     return {code: {"model": ErrorResponse, "description": words[code]} for code in codes}
@@ -185,7 +186,7 @@ def create_app(service: SandboxService) -> FastAPI:
             return _error(404, "not_found", f"no forward of sandbox port {port} is open")
         return Response(status_code=204)
 
-    app.include_router(processes.router(service, _error))
+    app.include_router(processes.router(service, _error, _described))
 
     app.add_middleware(
         BodyLimit, limit=settings.max_body_bytes, read_timeout=settings.body_timeout

@@ -7,7 +7,7 @@ client) picks a process up again by its id and reads on from its cursor.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
@@ -34,6 +34,7 @@ MAX_READ = 1 << 20
 
 T = TypeVar("T")
 ErrorFactory = Callable[..., JSONResponse]
+Described = Callable[..., dict[int | str, dict[str, Any]]]
 
 
 def utf8_prefix(data: bytes) -> int:
@@ -57,7 +58,7 @@ def _info(info: DurableProcessInfo) -> ProcessResponse:
                            output_bytes=info.output_bytes)
 
 
-def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
+def router(service: SandboxService, error: ErrorFactory, described: Described) -> APIRouter:
     routes = APIRouter(prefix="/processes", tags=["processes"])
 
     async def guarded(call: Callable[[], Awaitable[T]]) -> T | JSONResponse:
@@ -76,6 +77,7 @@ def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
         return await service.sandbox.processes.get(process_id)
 
     @routes.post("", response_model=ProcessResponse, status_code=201,
+                 responses=described(400, 401, 413, 422, 503),
                  summary="Start a durable process (it outlives this request and connection)")
     async def start(request: ProcessRequest) -> ProcessResponse | JSONResponse:
         async def call() -> ProcessResponse:
@@ -86,14 +88,16 @@ def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
 
         return await guarded(call)
 
-    @routes.get("", response_model=list[ProcessResponse], summary="Every durable process")
+    @routes.get("", response_model=list[ProcessResponse], responses=described(401, 503),
+                summary="Every durable process")
     async def listing() -> list[ProcessResponse] | JSONResponse:
         async def call() -> list[ProcessResponse]:
             return [_info(info) for info in await service.sandbox.processes.list()]
 
         return await guarded(call)
 
-    @routes.get("/{process_id}", response_model=ProcessResponse, summary="One process")
+    @routes.get("/{process_id}", response_model=ProcessResponse,
+                responses=described(401, 404, 503), summary="One process")
     async def show(process_id: str) -> ProcessResponse | JSONResponse:
         async def call() -> ProcessResponse:
             return _info(await (await find(process_id)).info())
@@ -101,7 +105,7 @@ def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
         return await guarded(call)
 
     @routes.get("/{process_id}/output", response_model=ProcessOutputResponse,
-                summary="Output from byte `since` on")
+                responses=described(401, 404, 422, 503), summary="Output from byte `since` on")
     async def output(process_id: str, since: int = 0,
                      max_bytes: int = 64 << 10) -> ProcessOutputResponse | JSONResponse:
         async def call() -> ProcessOutputResponse:
@@ -118,6 +122,7 @@ def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
         return await guarded(call)
 
     @routes.post("/{process_id}/signal", response_model=SignalResponse,
+                 responses=described(400, 401, 404, 413, 422, 503),
                  summary="Signal the process's group")
     async def send(process_id: str, request: SignalRequest) -> SignalResponse | JSONResponse:
         async def call() -> SignalResponse:
@@ -126,6 +131,7 @@ def router(service: SandboxService, error: ErrorFactory) -> APIRouter:
         return await guarded(call)
 
     @routes.delete("/{process_id}", status_code=204,
+                   responses=described(401, 404, 409, 422, 503),
                    summary="Remove its files (409 while it runs, unless force=true)")
     async def remove(process_id: str, force: bool = False) -> Response:
         async def call() -> Response:

@@ -9,7 +9,6 @@ import pytest
 from sandlot import IsolatedSandboxProvider, Sandbox
 from tests import backends
 
-
 #: Under pytest-xdist, the tests of one heavy session resource run on one worker, so the run
 #: starts one real Coder deployment and one private Docker engine, not one per worker.
 _RESOURCE_GROUPS = (

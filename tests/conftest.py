@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 
@@ -7,6 +8,23 @@ import pytest
 
 from sandlot import IsolatedSandboxProvider, Sandbox
 from tests import backends
+
+#: Under pytest-xdist, the tests of one heavy session resource run on one worker, so the run
+#: starts one real Coder deployment and one private Docker engine, not one per worker.
+_RESOURCE_GROUPS = (
+    ("real-coder", re.compile(r"tests/realcoder/|\[(?:[^\]]*-)?(?:coder-)?real(?:-[^\]]*)?\]")),
+    ("docker", re.compile(r"docker")),
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not getattr(config.option, "numprocesses", None):
+        return
+    for item in items:
+        for group, pattern in _RESOURCE_GROUPS:
+            if pattern.search(item.nodeid):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 @pytest.fixture(scope="session")

@@ -132,9 +132,10 @@ class SpawnSpec:
     display: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 
-    def shell_line(self, *, announce_pid: bool = False) -> str:
+    def shell_line(self, *, announce_pid: bool = False, inline: bool = True) -> str:
         return _shell.render(
-            self.argv, cwd=self.cwd, env=self.env, sudo=self.sudo, announce_pid=announce_pid
+            self.argv, cwd=self.cwd, env=self.env, sudo=self.sudo, announce_pid=announce_pid,
+            inline=inline,
         )
 
 
@@ -423,7 +424,9 @@ class Sandbox(ABC):
     async def _spawn_tracked(self, spec: SpawnSpec) -> RunningCommand:
         mark = self._next_mark()
         spec.env = {**spec.env, _run_marks.RUN_ENV: mark}
-        size = len(spec.shell_line(announce_pid=True).encode("utf-8", "surrogateescape"))
+        # The longer of the two forms a backend may run (see _shell.render's `inline`).
+        line = spec.shell_line(announce_pid=True, inline=False)
+        size = len(line.encode("utf-8", "surrogateescape"))
         if size >= MAX_LINE:
             # Every backend runs the command as ONE `sh -c` argument, and Linux refuses a
             # single argument over 128 KiB (E2BIG) -- locally, in docker exec and over SSH.

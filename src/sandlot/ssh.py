@@ -395,7 +395,8 @@ class SSHConnection:
           group leader. (The shell then prints its own "Killed" notice on stderr.)
         - If the server's shell does not lead its own process group, `setsid` makes it.
         """
-        line = spec.shell_line(announce_pid=True)
+        # In the subshell below, an evaluated string's `$$` would be the outer shell's.
+        line = spec.shell_line(announce_pid=True, inline=self.reports_signals)
         if not self.reports_signals:
             # `; exit $?` keeps the subshell from being the last command, which some shells
             # (dash) would run without a fork.

@@ -25,6 +25,7 @@ from tests import docker_engine
 from .core import Measurement, Unavailable, format_table, interleaved
 from .measures import (
     Scratch,
+    copy_out_throughput,
     exec_latency,
     make_big_file,
     make_small_tree,
@@ -164,10 +165,26 @@ async def _measure(engine: docker_engine.DockerEngine, quick: bool) -> list[Meas
                 s, b = await interleaved(ours, exec_tar, rounds=r, warmup=1)
                 rows.append(Measurement("copy_in", "docker", f"copy_in {label}",
                                         "tar | docker exec -i tar x", s, b, "s",
+                                        target="<= 1.1x" if source.is_dir() else "",
                                         notes=_rate(source, s, b)))
                 rows.append(await _copy_pair("docker", box, local_box, "local backend copy_in",
                                              source, label, r))
 
+            tree = inputs[1][0]
+
+            async def exec_tar_out(src: str, dest: Path) -> None:
+                await raw_shell(f"{dx} exec {cid} tar -C '{src}' -cf - . | tar -xf - -C '{dest}'")
+
+            async def docker_cp_out(src: str, dest: Path) -> None:
+                await raw_shell(f"{dx} cp {cid}:'{src}/.' - | tar -xf - -C '{dest}'")
+
+            r = 2 if quick else 4
+            rows.append(await copy_out_throughput(
+                "docker", box, tree, f"{files:,} small files", exec_tar_out,
+                "docker exec tar c | tar x", rounds=r, target="<= 1.1x"))
+            rows.append(await copy_out_throughput(
+                "docker", box, tree, f"{files:,} small files", docker_cp_out,
+                "docker cp C:path - | tar x", rounds=r))
             big = inputs[0][0]
             await box.copy_in(big, f"{box.worktree}/big.bin")
             out_counter = iter(range(1_000_000))

@@ -11,6 +11,7 @@ from .measures import (
     Scratch,
     concurrency,
     copy_in_throughput,
+    copy_out_throughput,
     exec_latency,
     make_big_file,
     make_small_tree,
@@ -54,10 +55,22 @@ async def run(quick: bool = False) -> list[Measurement]:
             async def raw_cp(src: object, dest: str) -> None:
                 await raw_shell(f"cp -p '{src}' '{dest}'")
 
+            files = f"{'1,000' if quick else '10,000'} small files"
+            mib = f"{'20' if quick else '200'} MiB file"
             rows.append(await copy_in_throughput(
-                "local", sandbox, tree, f"{'1,000' if quick else '10,000'} small files",
-                raw_tar, "tar | tar x"))
+                "local", sandbox, tree, files, raw_tar, "tar | tar x", target="<= 1.1x"))
             rows.append(await copy_in_throughput(
-                "local", sandbox, big, f"{'20' if quick else '200'} MiB file", raw_cp, "cp -p"))
+                "local", sandbox, big, mib, raw_cp, "cp -p", target="<= 1.2x"))
+
+            async def raw_tar_out(src: str, dest: object) -> None:
+                await raw_shell(f"tar -C '{src}' -cf - . | tar -xf - -C '{dest}'")
+
+            async def raw_cp_out(src: str, dest: object) -> None:
+                await raw_shell(f"cp -p '{src}' '{dest}/'")
+
+            rows.append(await copy_out_throughput(
+                "local", sandbox, tree, files, raw_tar_out, "tar | tar x", target="<= 1.1x"))
+            rows.append(await copy_out_throughput(
+                "local", sandbox, big, mib, raw_cp_out, "cp -p", target="<= 1.2x"))
     rows.append(await peak_rss(json.dumps({"type": "local"}), 0.25 if quick else 1.0))
     return rows

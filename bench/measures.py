@@ -98,6 +98,7 @@ async def copy_in_throughput(
     raw_name: str,
     *,
     rounds: int = 3,
+    target: str = "",
 ) -> Measurement:
     """copy_in of `source` vs the backend's raw copy, each into a fresh destination."""
     counter = iter(range(1_000_000))
@@ -121,7 +122,57 @@ async def copy_in_throughput(
     return Measurement(
         "copy_in", backend, f"copy_in {label}", raw_name, s, b, "s",
         notes=f"{size / (1 << 20) / s:.0f} MiB/s vs {size / (1 << 20) / b:.0f} MiB/s",
+        target=target,
     )
+
+
+async def copy_out_throughput(
+    backend: str,
+    sandbox: Sandbox,
+    source: Path,
+    label: str,
+    raw: Callable[[str, Path], Awaitable[object]],
+    raw_name: str,
+    *,
+    rounds: int = 3,
+    target: str = "",
+) -> Measurement:
+    """copy_out of `source` (copied into the sandbox once) vs the backend's raw copy out, each
+    into a fresh host directory."""
+    inside = f"{sandbox.worktree}/bench-out-{source.name}"
+    await sandbox.copy_in(source, inside)
+    scratch = Path(tempfile.mkdtemp(prefix="sandlot-bench-out-"))
+    counter = iter(range(1_000_000))
+
+    async def subject() -> None:
+        dest = scratch / f"o{next(counter)}"
+        await sandbox.copy_out(inside, dest)
+        await anyio.to_thread.run_sync(_remove, dest)
+
+    async def baseline() -> None:
+        dest = scratch / f"o{next(counter)}"
+        dest.mkdir()
+        await raw(inside, dest)
+        await anyio.to_thread.run_sync(_remove, dest)
+
+    try:
+        s, b = await interleaved(subject, baseline, rounds=rounds, warmup=1)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        await sandbox.exec(["rm", "-rf", inside], check=True)
+    size = _size(source)
+    return Measurement(
+        "copy_out", backend, f"copy_out {label}", raw_name, s, b, "s",
+        notes=f"{size / (1 << 20) / s:.0f} MiB/s vs {size / (1 << 20) / b:.0f} MiB/s",
+        target=target,
+    )
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 def _size(path: Path) -> int:

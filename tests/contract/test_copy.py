@@ -164,3 +164,27 @@ async def test_copy_out_carries_backslashes_and_control_bytes_exactly(
     tree = tmp_path / "tree"
     await sandbox.copy_out(workdir, tree)
     assert (tree / name).read_bytes() == b"real"
+
+
+async def test_file_copy_out_keeps_mode_time_and_links_and_replaces_whole(
+    sandbox: Sandbox, workdir: str, tmp_path: Path
+) -> None:
+    script = f"{workdir}/tool.sh"
+    await sandbox.exec(
+        ["sh", "-c", 'printf "#!/bin/sh\\n" > "$1" && chmod 751 "$1" && touch -d @1000000000 "$1"'
+         " && ln -s tool.sh \"$2\"", "sh", script, f"{workdir}/link"],
+        check=True,
+    )
+    out = tmp_path / "out" / "tool"
+    out.parent.mkdir()
+    out.write_text("an older file, replaced whole\n")
+    await sandbox.copy_out(script, out)
+    assert out.read_bytes() == b"#!/bin/sh\n"
+    assert out.stat().st_mode & 0o777 == 0o751
+    assert int(out.stat().st_mtime) == 1000000000
+    link = tmp_path / "out" / "link"
+    await sandbox.copy_out(f"{workdir}/link", link)
+    assert link.is_symlink() and os.readlink(link) == "tool.sh"
+    with pytest.raises(TransferError, match="host destination is a directory"):
+        await sandbox.copy_out(script, tmp_path / "out")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["link", "tool"]  # no staging left

@@ -155,6 +155,25 @@ def _copy_file_staged(source: Path, dest: Path) -> None:
             stage.unlink()
 
 
+def _copy_out_file_staged(source: Path, host: Path) -> None:
+    """Copy one sandbox file to exactly `host` with its mode and times; `host` appears whole or
+    not at all."""
+    if host.is_dir() and not host.is_symlink():
+        raise TransferError(
+            f"copy_out: host destination is a directory, expected a file path: {host}"
+        )
+    host.parent.mkdir(parents=True, exist_ok=True)
+    stage = host.parent / f".sandlot-stage-{secrets.token_hex(6)}"
+    try:
+        shutil.copy2(source, stage, follow_symlinks=False)
+        os.replace(stage, host)
+    except OSError as exc:
+        raise TransferError(f"copy_out {str(source)!r} -> {str(host)!r} failed: {exc}") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            stage.unlink()
+
+
 class _LocalCommand(RunningCommand):
     def __init__(self, proc: asyncio.subprocess.Process, spec: SpawnSpec) -> None:
         self._proc = proc
@@ -357,6 +376,19 @@ class LocalSandbox(Sandbox):
             await asyncio.to_thread(_copy_file_staged, source, Path(dest))
             return
         await super()._copy_in(source, dest)
+
+    async def _copy_out(self, source: str, host: Path) -> None:
+        # The same direct path out for one regular file (sendfile, not tar and sh); anything
+        # else (a directory, a link, a missing path) takes the tar stream and its errors.
+        if self._bwrap is None:
+            try:
+                regular = stat.S_ISREG(os.lstat(source).st_mode)
+            except OSError:
+                regular = False
+            if regular:
+                await asyncio.to_thread(_copy_out_file_staged, Path(source), host.absolute())
+                return
+        await super()._copy_out(source, host)
 
     async def _close(self) -> None:
         if self._network is not None:

@@ -372,8 +372,10 @@ class SSHConnection:
         stdout: Callable[[bytes], Any],
         stderr: Callable[[bytes], Any],
         announce_pid: bool = False,
+        send_eof: bool = True,
     ) -> SSHCommand:
-        """Start `line` as an exec channel; stdout/stderr go to the async sinks."""
+        """Start `line` as an exec channel; stdout/stderr go to the async sinks. Without
+        `send_eof`, no stdin is sent at all (the line must not read the channel's stdin)."""
         conn = await self.ensure()
         try:
             process = await conn.create_process(line, encoding=None)
@@ -384,7 +386,8 @@ class SSHConnection:
                 f"the SSH server refused to start a command: {exc}",
                 provider=self.options.provider, sandbox=self.options.sandbox,
             ) from exc
-        return SSHCommand(self, process, stdin, stdout, stderr, announce_pid=announce_pid)
+        return SSHCommand(self, process, stdin, stdout, stderr, announce_pid=announce_pid,
+                          send_eof=send_eof)
 
     def command_line(self, spec: SpawnSpec) -> str:
         """The line an exec channel runs for `spec`, shaped by what the server was seen to do.
@@ -397,6 +400,10 @@ class SSHConnection:
         """
         # In the subshell below, an evaluated string's `$$` would be the outer shell's.
         line = spec.shell_line(announce_pid=True, inline=self.reports_signals)
+        if spec.stdin is None:
+            # Nothing to send: the command reads /dev/null, so the channel needs no EOF packet
+            # (one packet less per command; measured 0.25 ms on the real Coder tier).
+            line = f"exec </dev/null; {line}"
         if not self.reports_signals:
             # `; exit $?` keeps the subshell from being the last command, which some shells
             # (dash) would run without a fork.
@@ -410,6 +417,7 @@ class SSHConnection:
         return await self.exec_line(
             self.command_line(spec),
             stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, announce_pid=True,
+            send_eof=spec.stdin is not None,
         )
 
     async def check_exit_signals(self) -> bool:
@@ -624,6 +632,7 @@ class SSHCommand(RunningCommand):
         on_stderr: Callable[[bytes], Any],
         *,
         announce_pid: bool,
+        send_eof: bool = True,
     ) -> None:
         self._conn = conn
         self._process = process
@@ -637,7 +646,9 @@ class SSHCommand(RunningCommand):
             asyncio.ensure_future(self._pump(process.stdout, self._deliver_out)),
             asyncio.ensure_future(self._pump_stderr()),
         ]
-        self._feeder = asyncio.ensure_future(self._feed(stdin))
+        self._feeder: asyncio.Future[None] | None = (
+            asyncio.ensure_future(self._feed(stdin)) if send_eof or stdin is not None else None
+        )
         self._done = asyncio.ensure_future(self._finish())
 
     @property
@@ -695,7 +706,7 @@ class SSHCommand(RunningCommand):
         await asyncio.gather(*self._pumps, return_exceptions=True)
         with contextlib.suppress(asyncssh.Error, OSError):
             await process.wait_closed()
-        if not self._feeder.done():
+        if self._feeder is not None and not self._feeder.done():
             self._feeder.cancel()
         return _exit_code(
             process.exit_status,

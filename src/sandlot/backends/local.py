@@ -16,6 +16,7 @@ import signal
 import stat
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -136,39 +137,26 @@ class LocalProvider(IsolatedSandboxProvider):
         return sandbox
 
 
-def _copy_file_staged(source: Path, dest: Path) -> None:
-    """Copy one file to exactly `dest` with its mode; `dest` appears whole or not at all."""
+def _copy_file_staged(source: Path, dest: Path, *, out: bool) -> None:
+    """Copy one file to exactly `dest` with its mode (and, out of the sandbox, its times, as
+    the tar stream would); `dest` appears whole or not at all."""
+    what = "copy_out" if out else "copy_in"
     if dest.is_dir() and not dest.is_symlink():
         raise TransferError(
-            f"copy_in: destination is a directory, expected a file path: {dest}"
+            f"{what}: {'host ' if out else ''}destination is a directory, expected a file "
+            f"path: {dest}"
         )
     stage = dest.parent / f".sandlot-stage-{secrets.token_hex(6)}"
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, stage)
-        os.chmod(stage, stat.S_IMODE(source.stat().st_mode))
+        if out:
+            shutil.copy2(source, stage, follow_symlinks=False)
+        else:
+            shutil.copyfile(source, stage)
+            os.chmod(stage, stat.S_IMODE(source.stat().st_mode))
         os.replace(stage, dest)
     except OSError as exc:
-        raise TransferError(f"copy_in {str(source)!r} -> {str(dest)!r} failed: {exc}") from exc
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            stage.unlink()
-
-
-def _copy_out_file_staged(source: Path, host: Path) -> None:
-    """Copy one sandbox file to exactly `host` with its mode and times; `host` appears whole or
-    not at all."""
-    if host.is_dir() and not host.is_symlink():
-        raise TransferError(
-            f"copy_out: host destination is a directory, expected a file path: {host}"
-        )
-    host.parent.mkdir(parents=True, exist_ok=True)
-    stage = host.parent / f".sandlot-stage-{secrets.token_hex(6)}"
-    try:
-        shutil.copy2(source, stage, follow_symlinks=False)
-        os.replace(stage, host)
-    except OSError as exc:
-        raise TransferError(f"copy_out {str(source)!r} -> {str(host)!r} failed: {exc}") from exc
+        raise TransferError(f"{what} {str(source)!r} -> {str(dest)!r} failed: {exc}") from exc
     finally:
         with contextlib.suppress(FileNotFoundError):
             stage.unlink()
@@ -373,7 +361,7 @@ class LocalSandbox(Sandbox):
         # Without bubblewrap a sandbox path IS a host path: a single file is copied directly
         # (staged beside the destination, then renamed) instead of through tar and sh.
         if self._bwrap is None and not source.is_dir():
-            await asyncio.to_thread(_copy_file_staged, source, Path(dest))
+            await asyncio.to_thread(partial(_copy_file_staged, source, Path(dest), out=False))
             return
         await super()._copy_in(source, dest)
 
@@ -386,7 +374,9 @@ class LocalSandbox(Sandbox):
             except OSError:
                 regular = False
             if regular:
-                await asyncio.to_thread(_copy_out_file_staged, Path(source), host.absolute())
+                await asyncio.to_thread(
+                    partial(_copy_file_staged, Path(source), host.absolute(), out=True)
+                )
                 return
         await super()._copy_out(source, host)
 

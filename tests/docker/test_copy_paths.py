@@ -23,7 +23,6 @@ AWKWARD = ["with space", "it's", 'say "hi"', "ünï", "-rf", "$HOME", "a;b"]
 @pytest.fixture
 def always_docker_cp(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(docker_copy, "CP_MIN_BYTES", 0)
-    monkeypatch.setattr(docker_copy, "CP_MIN_ENTRIES", 0)
 
 
 @pytest.fixture
@@ -91,7 +90,14 @@ async def test_small_payloads_and_non_root_users_take_the_exec_path(
     small.write_text("small")
     root_box = await opened()
     await root_box.copy_in(small, f"{root_box.worktree}/s")
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(1500):  # many entries, few bytes: the exec stream is as fast (adr/0028)
+        (many / f"f{i}").write_text(str(i))
+    await root_box.copy_in(many, f"{root_box.worktree}/many")
     assert spy == []
+    listed = await root_box.exec("ls | wc -l", cwd=f"{root_box.worktree}/many")
+    assert listed.stdout.strip() == "1500"
     monkeypatch.setattr(docker_copy, "CP_MIN_BYTES", 0)
     user_box = await opened(user="sandbox")
     await user_box.copy_in(small, f"{user_box.worktree}/s")

@@ -30,7 +30,7 @@ from .measures import Scratch, real_coder
 TEMPLATE = "fanout"
 INSTANT = "fanout-instant"
 BUILD_SECONDS = 1.0
-PROBE = Path(__file__).with_name("fanout_rss_probe.py")
+ROOT = Path(__file__).parent.parent
 
 
 async def _job(sandbox: Sandbox, slot: Slot) -> None:
@@ -66,8 +66,8 @@ async def _scaling(
 
 async def _peak_rss(config: str, n: int) -> float:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(PROBE), config, str(n),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable, "-m", "bench.fanout_rss_probe", config, str(n),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
     )
     out, err = await proc.communicate()
     if proc.returncode != 0:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import resource
 import sys
 
 from sandlot import Sandbox, fanout
 from sandlot.config import provider_from_config
 from sandlot.fanout import Slot
+
+from .rss_probe import peak_rss_mib
 
 
 async def job(sandbox: Sandbox, slot: Slot) -> None:
@@ -19,7 +20,7 @@ async def main(config: str, n: int) -> None:
     report = await fanout.run(job, provider_from_config(config), n=n, max_parallel=n)
     if not report.ok:
         raise SystemExit(f"fan-out failed: {report.to_json()}")
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(peak_rss_mib())
 
 
 if __name__ == "__main__":

@@ -73,7 +73,8 @@ async def run(quick: bool = False) -> list[Measurement]:
             await _wait_connected(exe, env, "bench")
             ours, theirs = socket.socketpair()
             proxy = await asyncio.create_subprocess_exec(
-                str(exe), "ssh", "--stdio", "bench", stdin=theirs, stdout=theirs, env=env
+                str(exe), "ssh", "--stdio", "bench", stdin=theirs.fileno(),
+                stdout=theirs.fileno(), env=env,
             )
             theirs.close()
             try:

@@ -54,10 +54,13 @@ async def parallel_floor(
 ) -> Measurement:
     """`n` sandlot execs in parallel against `n` bare commands of the transport in parallel."""
 
+    async def run(one: Raw) -> None:
+        await one()
+
     async def many(one: Raw) -> None:
         async with anyio.create_task_group() as group:
             for _ in range(n):
-                group.start_soon(one)
+                group.start_soon(run, one)
 
     async def subject_one() -> None:
         await sandbox.exec("true", check=True)

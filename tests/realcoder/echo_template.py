@@ -43,7 +43,8 @@ PROTO_REL = Path("provisionersdk/proto/provisioner.proto")
 
 def compile_proto(proto_root: Path, out_dir: Path) -> ModuleType:
     """Compile coder's provisioner.proto and import the generated module."""
-    import grpc_tools  # dev dependency; imported here so a missing one names itself
+    # A dev dependency, imported here so a missing one names itself; it ships no type hints.
+    import grpc_tools  # type: ignore[import-untyped]
 
     includes = Path(grpc_tools.__file__).parent / "_proto"
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,17 @@ def validate_env(env: Mapping[str, str] | None) -> dict[str, str]:
     return checked
 
 
+def validate_seconds(value: float | None, name: str) -> float | None:
+    """A time limit is a positive number of seconds, or None for none."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+    ):
+        raise ConfigurationError(
+            f"{name} must be a positive number of seconds or None, got {value!r}"
+        )
+    return value
+
+
 def validate_sandbox_path(path: str, what: str = "sandbox path") -> str:
     """A sandbox path must be an absolute POSIX path (it is never resolved on the host)."""
     if not isinstance(path, str) or not path.startswith("/"):

@@ -388,13 +388,8 @@ class Sandbox(ABC):
         argv = _shell.to_argv(command)
         checked_env = _shell.validate_env(env)
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
-        for name, limit in (("timeout", timeout), ("idle_timeout", idle_timeout)):
-            if limit is not None and (
-                isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
-            ):
-                raise ConfigurationError(
-                    f"{name} must be a positive number of seconds or None, got {limit!r}"
-                )
+        _shell.validate_seconds(timeout, "timeout")
+        _shell.validate_seconds(idle_timeout, "idle_timeout")
         silence = _Silence(idle_timeout) if idle_timeout is not None else None
         if not isinstance(max_output, int) or max_output < 0:
             raise ConfigurationError(f"max_output must be an int >= 0, got {max_output!r}")

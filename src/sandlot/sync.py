@@ -12,7 +12,6 @@ here waits for its result. Line callbacks are called on that thread.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -72,21 +71,21 @@ class SyncDurableProcess:
         return self._portal.call(partial(self.process.read, since, max_bytes=max_bytes))
 
     def follow(self, since: int = 0, *, poll: float = 0.25) -> Iterator[OutputChunk]:
-        """Chunks as the process prints them, until its output is complete."""
-        cursor, quiet_since = since, None
-        while True:
-            chunk = self.read(cursor)
-            if chunk.data or chunk.dropped:
-                yield chunk
-            cursor = chunk.next
-            if chunk.complete:
-                return
-            if not chunk.data:
-                if chunk.info.state != "running":
-                    quiet_since = quiet_since if quiet_since is not None else time.monotonic()
-                    if time.monotonic() - quiet_since > 2.0:
-                        return
-                time.sleep(poll)
+        """Chunks as the process prints them, until its output is complete (the async
+        `follow`, one chunk at a time through the portal)."""
+        chunks = self.process.follow(since, poll=poll)
+
+        async def next_chunk() -> OutputChunk:
+            return await anext(chunks)
+
+        try:
+            while True:
+                try:
+                    yield self._portal.call(next_chunk)
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._portal.call(chunks.aclose)
 
     def wait(self, timeout: float | None = None) -> DurableProcessInfo:
         return self._portal.call(partial(self.process.wait, timeout))

@@ -12,11 +12,12 @@ import binascii
 import math
 import signal as signals
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
 import anyio
 
+from .. import _shell
 from ..errors import (
     ConfigurationError,
     ProcessNotFoundError,
@@ -143,7 +144,7 @@ class DurableProcess:
 
     async def follow(
         self, since: int = 0, *, poll: float = 0.25, max_bytes: int = DEFAULT_READ_BYTES
-    ) -> AsyncIterator[OutputChunk]:
+    ) -> AsyncGenerator[OutputChunk, None]:
         """Chunks as the process prints them, until its output is complete. Reads again after
         `poll` seconds when nothing new came (up to 1 s while it stays quiet)."""
         cursor = since
@@ -169,9 +170,7 @@ class DurableProcess:
     async def wait(self, timeout: float | None = None) -> DurableProcessInfo:
         """Its info once it exited (or was lost); `TimeoutError` if `timeout` seconds pass
         first (the process keeps running)."""
-        if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
-            raise ConfigurationError(f"timeout must be a positive number of seconds or None, "
-                                     f"got {timeout!r}")
+        _shell.validate_seconds(timeout, "timeout")
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             span = _WAIT_CHUNK

@@ -152,12 +152,9 @@ def _command_line(command: str | Sequence[str]) -> str:
 
 
 def _seconds(value: float | None, name: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigurationError(f"{name} must be a positive number of seconds or None, "
-                                 f"got {value!r}")
-    return math.ceil(value)
+    """Whole seconds for the supervisor, rounded up; 0 for no limit."""
+    checked = _shell.validate_seconds(value, name)
+    return 0 if checked is None else math.ceil(checked)
 
 
 def _b64(text: str) -> str:

@@ -190,6 +190,12 @@ async def _floor(
         rows.append(await parallel_floor(
             backend, sandbox, bare_channel, "bare asyncssh channels", rounds=max(3, rounds // 8)
         ))
+        # Like for like: a program on both sides (the builtin row above runs no process at all
+        # on the bare side, where sandlot's Coder wrapper must fork to report a signal death).
+        rows.append(await parallel_floor(
+            backend, sandbox, bare_program, "bare asyncssh channels running /bin/true",
+            rounds=max(3, rounds // 8), command=["/bin/true"],
+        ))
         return rows
     finally:
         await bare.close()

@@ -50,9 +50,11 @@ async def concurrency(backend: str, sandbox: Sandbox, *, n: int = 32) -> Measure
 
 
 async def parallel_floor(
-    backend: str, sandbox: Sandbox, bare: Raw, bare_name: str, *, n: int = 32, rounds: int = 6
+    backend: str, sandbox: Sandbox, bare: Raw, bare_name: str, *, n: int = 32, rounds: int = 6,
+    command: str | list[str] = "true",
 ) -> Measurement:
-    """`n` sandlot execs in parallel against `n` bare commands of the transport in parallel."""
+    """`n` sandlot execs of `command` in parallel against `n` bare commands of the transport
+    in parallel."""
 
     async def run(one: Raw) -> None:
         await one()
@@ -63,14 +65,14 @@ async def parallel_floor(
                 group.start_soon(run, one)
 
     async def subject_one() -> None:
-        await sandbox.exec("true", check=True)
+        await sandbox.exec(command, check=True)
 
     s, b = await interleaved(
         lambda: many(subject_one), lambda: many(bare), rounds=rounds, warmup=1
     )
+    what = f"{n} parallel execs" if command == "true" else f"{n} parallel exec({command!r})"
     return Measurement(
-        "exec floor", backend, f"{n} parallel execs", f"{n} parallel {bare_name}", s, b, "s",
-        target="<= 1.2x",
+        "exec floor", backend, what, f"{n} parallel {bare_name}", s, b, "s", target="<= 1.2x",
     )
 
 

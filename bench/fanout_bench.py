@@ -114,7 +114,6 @@ async def _real(rounds: int) -> list[Measurement]:
             return []
         coder, label = found
         provider = sandlot.coder(
-            template=coder.template_single, on_close="delete", coder_binary=str(coder.binary),
-            coder_url=coder.url, session_token=coder.session_token,
+            template=coder.template_single, on_close="delete", **coder.access()
         )
         return await _scaling(label, provider, [4], rounds)

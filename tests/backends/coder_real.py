@@ -35,8 +35,7 @@ async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
 
     coder = await anyio.to_thread.run_sync(shared_real_coder)
     before = {ws["name"] for ws in await anyio.to_thread.run_sync(coder.list_workspaces)}
-    _ACCESS.update(coder_binary=str(coder.binary), coder_url=coder.url,
-                   session_token=coder.session_token)
+    _ACCESS.update(coder.access())
     yield sandlot.coder(template=coder.template_single, on_close="delete", **_ACCESS)
     after = {ws["name"] for ws in await anyio.to_thread.run_sync(coder.list_workspaces)}
     assert not after - before, f"workspaces left behind by the contract suite: {after - before}"

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import Any
+from typing import Any, TypedDict
 
 from sandlot._tree import remove_tree
 
@@ -118,6 +118,14 @@ def _base_env(home: Path) -> dict[str, str]:
     }
 
 
+class CoderAccess(TypedDict):
+    """The `sandlot.coder` arguments that reach a deployment: its CLI, URL and token."""
+
+    coder_binary: str
+    coder_url: str
+    session_token: str
+
+
 class RealCoder:
     """A context manager that runs a whole Coder deployment and tears it down."""
 
@@ -172,6 +180,11 @@ class RealCoder:
     @property
     def server_log(self) -> Path:
         return self.root / "server.log"
+
+    def access(self) -> CoderAccess:
+        """What `sandlot.coder(...)` needs to reach this deployment."""
+        return CoderAccess(coder_binary=str(self.binary), coder_url=self.url,
+                           session_token=self.session_token)
 
     def cli_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """Environment for running `coder` against this deployment, logged in."""

@@ -26,9 +26,8 @@ from .harness import RealCoder, cached_binary
 
 async def probe(coder: RealCoder, sessions: int, pause: float) -> list[float | None]:
     provider = sandlot.coder(
-        template=coder.template_single, on_close="delete", coder_binary=str(coder.binary),
-        coder_url=coder.url, session_token=coder.session_token,
-        keepalive_interval=3, keepalive_count_max=2,
+        template=coder.template_single, on_close="delete", keepalive_interval=3,
+        keepalive_count_max=2, **coder.access(),
     )  # fmt: skip
     times: list[float | None] = []
     for round_no in range(sessions):

@@ -137,6 +137,16 @@ class TransferError(SandlotError):
     """copy_in / copy_out failed; the destination was left as it was before."""
 
 
+class SourceChangedError(TransferError):
+    """A file of a directory given to copy_in changed (grew, shrank, went away) while it was
+    read, so the copy could not be consistent; nothing was published. `path` is the host
+    path of the (first) file; copy a snapshot, or stop the writer, and copy again."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
 # --- Runtime modes (sandlot.modes). ---
 
 

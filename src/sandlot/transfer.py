@@ -8,6 +8,7 @@ leaves no half-written file at the destination. Only POSIX `sh`, `tar`, `cat`, `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import secrets
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import Process as HostProcess
 
+from ._tar_stream import HostTarFailure, host_tar_stream
 from ._tree import remove_tree
 from .errors import TransferError
 from .output import OutputCapture
@@ -123,20 +125,6 @@ class HostSinkProcess:
             raise TransferError("host tar stopped reading (see its error below)") from exc
 
 
-async def _host_tar_stream(args: list[str]) -> AsyncIterator[bytes]:
-    """Yield the stdout of a host `tar -c` and fail loudly if tar fails."""
-    async with await anyio.open_process(
-        ["tar", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        async for chunk in proc.stdout:
-            yield chunk
-        err = b"".join([c async for c in proc.stderr])
-        code = await proc.wait()
-        if code != 0:
-            raise TransferError(f"host tar failed (exit {code}): {err.decode(errors='replace')}")
-
-
 async def _file_chunks(path: Path) -> AsyncIterator[bytes]:
     async with await anyio.open_file(path, "rb") as handle:
         while chunk := await handle.read(CHUNK):
@@ -147,17 +135,36 @@ async def copy_in(sandbox: Sandbox, source: Path, dest: str) -> None:
     parent = posixpath.dirname(dest.rstrip("/")) or "/"
     stage = posixpath.join(parent, _stage_name())
     if source.is_dir():
-        stream = _host_tar_stream(["--numeric-owner", "-C", str(source), "-cf", "-", "."])
-        await _run_in_sandbox(
-            sandbox, _UNPACK_DIR, [dest, parent, stage], stdin=stream, stdout=None,
-            what=f"copy_in {str(source)!r} -> {dest!r}",
-        )
+        await _copy_dir_in(sandbox, source, dest, parent, stage)
         return
     mode = f"{stat.S_IMODE(source.stat().st_mode):o}"
     await _run_in_sandbox(
         sandbox, _WRITE_FILE, [dest, parent, stage, mode], stdin=_file_chunks(source),
         stdout=None, what=f"copy_in {str(source)!r} -> {dest!r}",
     )
+
+
+async def _copy_dir_in(sandbox: Sandbox, source: Path, dest: str, parent: str,
+                       stage: str) -> None:
+    """A directory as a host tar stream. A host tar failure spoils the stream's end, so the
+    sandbox side fails and publishes nothing; the host's error is the one raised."""
+    what = f"copy_in {str(source)!r} -> {dest!r}"
+    failure = HostTarFailure()
+    stream = host_tar_stream(["--numeric-owner", "-C", str(source), "-cf", "-", "."], failure)
+    try:
+        await _run_in_sandbox(sandbox, _UNPACK_DIR, [dest, parent, stage], stdin=stream,
+                              stdout=None, what=what)
+    except TransferError as exc:
+        if failure.failed:
+            raise failure.error(source, what) from exc
+        raise
+    finally:
+        # A stream the command stopped reading: its host tar ends here. (A backend may still
+        # be unwinding its stdin feeder inside the generator; that unwinding ends it then.)
+        with contextlib.suppress(RuntimeError):
+            await stream.aclose()
+    if failure.failed:  # not reachable with GNU or busybox tar in the sandbox; never silent
+        raise failure.error(source, what)
 
 
 async def copy_out(sandbox: Sandbox, source: str, host: Path) -> None:

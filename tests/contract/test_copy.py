@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import hashlib
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sandlot import HostPathNotFoundError, InvalidPathError, Sandbox, TransferError
+from sandlot import (
+    HostPathNotFoundError,
+    InvalidPathError,
+    Sandbox,
+    SourceChangedError,
+    TransferError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -188,3 +198,50 @@ async def test_file_copy_out_keeps_mode_time_and_links_and_replaces_whole(
     with pytest.raises(TransferError, match="host destination is a directory"):
         await sandbox.copy_out(script, tmp_path / "out")
     assert sorted(p.name for p in out.parent.iterdir()) == ["link", "tool"]  # no staging left
+
+
+async def test_a_source_that_changes_while_copied_raises_and_publishes_nothing(
+    sandbox: Sandbox, workdir: str, tmp_path: Path
+) -> None:
+    """Issue 26.4: a file growing under copy_in made the host tar fail (exit 1, "file changed
+    as we read it") inside a backend's stdin task: "Task exception was never retrieved" was
+    logged and copy_in returned as if the copy were complete."""
+    src = tmp_path / "logs"
+    src.mkdir()
+    for index in range(20):
+        (src / f"part-{index:02}.txt").write_bytes(os.urandom(64 << 10))
+    growing = src / "zz_growing.log"
+    growing.write_bytes(os.urandom(4 << 20))
+    stop = threading.Event()
+
+    def write() -> None:
+        with growing.open("ab") as handle:
+            while not stop.is_set():
+                handle.write(b"another log line\n" * 64)
+                handle.flush()
+
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        with pytest.raises(SourceChangedError) as caught:
+            await sandbox.copy_in(src, f"{workdir}/logs")
+        gc.collect()  # a task whose exception nobody retrieved reports it when collected
+        await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        writer.join()
+        loop.set_exception_handler(previous)
+    assert caught.value.path == str(growing.resolve())
+    assert "zz_growing.log" in str(caught.value) and "nothing was copied" in str(caught.value)
+    assert isinstance(caught.value, TransferError)
+    assert unhandled == []
+    listing = await sandbox.exec(["ls", "-A", workdir], check=True)
+    assert listing.stdout == ""  # neither the destination nor a staging directory
+    # The same tree, once nothing writes to it, copies completely.
+    await sandbox.copy_in(src, f"{workdir}/logs")
+    size = await sandbox.exec(["wc", "-c", f"{workdir}/logs/zz_growing.log"], check=True)
+    assert int(size.stdout.split()[0]) == growing.stat().st_size

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..._tar_stream import host_tar_error
 from ..._tree import remove_tree
 from ...errors import ProviderError, TransferError
 from ...transfer import _publish, _run_in_sandbox, _stage_name
@@ -167,4 +168,7 @@ async def _pipe(
                                     fallback=ProviderError)
         raise TransferError(f"{what} failed in sandbox {sandbox.name!r}: {text}")
     if tar_proc.returncode != 0:
+        if not docker_first:  # copy_in: the host tar read the source, which may have changed
+            raise host_tar_error(tar_proc.returncode, tar_err.decode(errors="replace"),
+                                 Path(tar[tar.index("-C") + 1]), what)
         raise TransferError(f"{what}: host tar failed: {tar_err.decode(errors='replace')}")

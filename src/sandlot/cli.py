@@ -12,10 +12,46 @@ import asyncio
 import importlib
 import signal
 import sys
+import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from .errors import SandlotError
+from .errors import HINTS, ConfigurationError, Hint, SandlotError
+
+#: docker run's convention, for the commands that run a command of the user's (exec, run):
+#: sandlot itself failed or refused its input; 126 and 127 come from the sandbox's shell
+#: (command not executable / not found); anything else is the command's own status.
+SANDLOT_FAILED = 125
+
+#: The exit statuses of exec and run, for their --help.
+EXIT_CODES = (
+    "exit status: the command's own; 124 when --timeout or --idle-timeout ended it; 125 when "
+    "sandlot\nitself failed or refused the input; 126 when the command cannot be "
+    "executed;\n127 when it is not found; 2 for a command line that cannot be parsed.\n\n"
+)
+
+#: How the command line offers each fix that is a keyword argument in Python (errors.Hint).
+CLI_WORDING: dict[str, str] = {
+    "force": "pass --force",
+    "commit_uncommitted": "pass --commit-uncommitted MESSAGE",
+    "coder_binary": (
+        """set it in the provider configuration: --provider-config '{"type": "coder", """
+        """"coder_binary": "/path/to/coder"}' (or the same JSON in $SANDLOT_PROVIDER)"""
+    ),
+}
+
+
+def in_cli_words(text: str, hints: Sequence[Hint] = HINTS) -> str:
+    """`text` with each hint's Python wording replaced by the command line's."""
+    for hint in hints:
+        if hint.keyword in CLI_WORDING:
+            text = text.replace(hint.python, CLI_WORDING[hint.keyword])
+    return text
+
+
+def error_text(exc: SandlotError) -> str:
+    """An error as the command line words it."""
+    return in_cli_words(str(exc), [exc.hint] if exc.hint is not None else HINTS)
 
 #: Modules that add subcommands (imported lazily so `sandlot --help` stays fast).
 SUBCOMMANDS: list[str] = [
@@ -49,14 +85,44 @@ def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_seconds(args: argparse.Namespace, *flags: str) -> None:
+    """Refuse a time limit that is not a positive number of seconds (before any sandbox)."""
+    for flag in flags:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is not None and not value > 0:  # NaN too
+            raise ConfigurationError(f"{flag} must be a positive number of seconds, got {value}")
+
+
+def check_host_dir(path: str, flag: str) -> None:
+    """Refuse a host directory that is not there (before any sandbox)."""
+    from pathlib import Path
+
+    from .errors import HostPathNotFoundError
+
+    where = Path(path)
+    if not where.exists():
+        raise HostPathNotFoundError(
+            f"{flag} {path}: host path does not exist; check the path (relative paths resolve "
+            "against the current directory)"
+        )
+    if not where.is_dir():
+        raise ConfigurationError(f"{flag} {path}: not a directory; give a directory")
+
+
 def provider_from_args(args: argparse.Namespace) -> Any:
     """Build the provider the shared flags describe."""
     from .config import config_mapping, provider_from_config, provider_from_env
 
     if args.provider_config:
-        data = config_mapping(args.provider_config)
+        try:
+            data = config_mapping(args.provider_config)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"--provider-config: {exc}") from None
         if args.provider and data.get("type", args.provider) != args.provider:
-            raise SystemExit("--provider and --provider-config name different backends")
+            raise ConfigurationError(
+                f"--provider {args.provider} and --provider-config (type "
+                f"{data.get('type')!r}) name different backends; drop one of them"
+            )
         data.setdefault("type", args.provider or "local")
         return provider_from_config(data)
     if args.provider in (None, "local"):
@@ -117,13 +183,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
+    failed: int = getattr(args, "failure_code", 1)
     try:
         return asyncio.run(_terminable(handler, args))
     except SandlotError as exc:
-        print(f"sandlot: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"sandlot: error: {error_text(exc)}", file=sys.stderr)
+        return failed
     except KeyboardInterrupt:
         return 130
+    except Exception:
+        # A bug of sandlot's: the traceback is for the report, the status says it was ours
+        # (a 1 would read as the command's own failure).
+        traceback.print_exc()
+        return failed
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -64,7 +64,18 @@ def provider_from_env(default: dict[str, Any] | None = None) -> IsolatedSandboxP
     """Build the provider named by `$SANDLOT_PROVIDER` (JSON), else `default`, else local."""
     raw = os.environ.get(CONFIG_ENV)
     if raw:
-        return provider_from_config(raw)
+        # The variable is named: it is set far from where the error shows.
+        try:
+            data = config_mapping(raw)
+        except ConfigurationError as exc:
+            raise ConfigurationError(
+                f"${CONFIG_ENV}: {exc}; it must hold a JSON object such as "
+                '{"type": "docker"}, or be unset for a local sandbox'
+            ) from None
+        try:
+            return provider_from_config(data)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"${CONFIG_ENV}: {exc}") from None
     return provider_from_config(default or {"type": "local", "on_close": "delete"})
 
 

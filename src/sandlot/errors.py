@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Self
 
 _SECRET_PATTERNS: list[re.Pattern[str]] = []
 
@@ -33,8 +35,31 @@ def _tail(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+@dataclass(frozen=True)
+class Hint:
+    """A fix that is a keyword argument in Python and a flag on the command line.
+
+    A message (of an error, or a note) words it as `python`; the `sandlot` command shows its
+    own flag for `keyword` instead (sandlot.cli.in_cli_words), so the Python API keeps its
+    wording and the CLI never asks for a keyword argument.
+    """
+
+    keyword: str
+    python: str
+
+
+FORCE = Hint("force", "pass force=True")
+COMMIT_UNCOMMITTED = Hint("commit_uncommitted", "pass commit_uncommitted='message'")
+CODER_BINARY = Hint("coder_binary", "pass coder_binary='/path/to/coder'")
+#: Every hint a message may carry.
+HINTS: tuple[Hint, ...] = (FORCE, COMMIT_UNCOMMITTED, CODER_BINARY)
+
+
 class SandlotError(Exception):
     """Base class of every error sandlot raises on purpose."""
+
+    #: The fix, when it is a keyword argument (its Python wording is in the message).
+    hint: Hint | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(redact(message))
@@ -42,6 +67,11 @@ class SandlotError(Exception):
     @property
     def message(self) -> str:
         return str(self)
+
+    def hinted(self, hint: Hint) -> Self:
+        """This error, marked as carrying `hint`'s wording (for `raise Error(...).hinted()`)."""
+        self.hint = hint
+        return self
 
 
 # --- Bad input: the caller can fix these without touching any infrastructure. ---
@@ -393,7 +423,8 @@ class InvalidBranchNameError(GitError, ConfigurationError):
 
 
 class BranchExistsError(GitError):
-    """`pull_out` would overwrite an existing host branch; pass force=True to allow it."""
+    """`pull_out` would overwrite an existing host branch; pass force=True (`--force`) to
+    allow it."""
 
 
 class SandboxRepositoryError(GitError):

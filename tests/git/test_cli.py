@@ -37,11 +37,11 @@ def test_run_commits_leftovers_when_asked_and_refuses_an_existing_branch(
     assert done.returncode == 0, done.stderr
     assert run(host_repo, "log", "-1", "--format=%s", "sandlot/fmt").strip() == "format"
     again = _sandlot(host_repo, "--branch", "sandlot/fmt", "--", "true")
-    assert again.returncode == 1
+    assert again.returncode == 125
     assert "already exists" in again.stderr and "force" in again.stderr
 
 
 def test_run_outside_a_repository_says_so(tmp_path: Path) -> None:
     done = _sandlot(tmp_path, "--branch", "x", "--", "true")
-    assert done.returncode == 1
+    assert done.returncode == 125
     assert "is not in a git repository" in done.stderr

@@ -9,7 +9,16 @@ import sys
 import time
 from typing import Any
 
-from ..cli import add_provider_arguments, provider_from_args
+from .._shell import validate_env
+from ..cli import (
+    EXIT_CODES,
+    SANDLOT_FAILED,
+    add_provider_arguments,
+    check_host_dir,
+    check_seconds,
+    provider_from_args,
+)
+from ..errors import ConfigurationError
 from ..progress import activity, console, describe_size, tree_size
 
 
@@ -20,7 +29,7 @@ def register(subparsers: Any) -> None:
         description="Create a sandbox, optionally copy a directory into its worktree, run one "
         "command there with output streamed live, close the sandbox, and exit with the "
         "command's exit code. One argument after -- runs under 'sh -c'; several are an argv.",
-        epilog="examples:\n"
+        epilog=EXIT_CODES + "examples:\n"
         "  sandlot exec -- uname -a\n"
         "  sandlot exec --copy-in examples/wordcount -- python3 -m unittest -v\n"
         "  sandlot exec --forward 8000 -- python3 -m http.server 8000\n",
@@ -44,7 +53,7 @@ def register(subparsers: Any) -> None:
                         help="end the command when it prints nothing for this long")
     parser.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, failure_code=SANDLOT_FAILED)
 
 
 def _status(args: argparse.Namespace, message: str) -> None:
@@ -78,6 +87,16 @@ async def run(args: argparse.Namespace) -> int:
             print(f"sandlot exec: --forward needs PORT or LOCAL:PORT, got {item!r}",
                   file=sys.stderr)
             return 2
+    # Every refusal that depends only on the input comes before a sandbox is made.
+    validate_env(env)
+    for item, (local, remote) in zip(args.forward, forwards, strict=True):
+        if not (0 <= local <= 65535 and 1 <= remote <= 65535):
+            raise ConfigurationError(
+                f"--forward {item}: ports are 1-65535 (a LOCAL of 0 picks a free one)"
+            )
+    check_seconds(args, "--timeout", "--idle-timeout")
+    if args.copy_in:
+        check_host_dir(args.copy_in, "--copy-in")
     provider = provider_from_args(args)
     started = time.monotonic()
     _status(args, f"creating {provider.name} sandbox")

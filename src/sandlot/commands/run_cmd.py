@@ -8,7 +8,16 @@ import time
 from typing import Any
 
 from .. import git, progress
-from ..cli import add_provider_arguments, provider_from_args
+from ..cli import (
+    EXIT_CODES,
+    SANDLOT_FAILED,
+    add_provider_arguments,
+    check_host_dir,
+    check_seconds,
+    in_cli_words,
+    provider_from_args,
+)
+from ..errors import ConfigurationError
 
 
 def register(subparsers: Any) -> None:
@@ -20,7 +29,7 @@ def register(subparsers: Any) -> None:
         "streamed live, bring the commits it made back as a new branch of the repository, "
         "print what came back, close the sandbox and exit with the command's exit code. The "
         "host's checked-out branch, index and work tree are never touched.",
-        epilog="examples:\n"
+        epilog=EXIT_CODES + "examples:\n"
         "  sandlot run --repo . --branch sandlot/fix-1 -- sh -c 'make fix && git commit -qam fix'\n"
         "  sandlot run --repo . --branch sandlot/fmt --commit-uncommitted 'gofmt' -- gofmt -w .\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -40,7 +49,7 @@ def register(subparsers: Any) -> None:
                         help="end the command when it prints nothing for this long")
     parser.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- followed by the command")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, failure_code=SANDLOT_FAILED)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -51,6 +60,11 @@ async def run(args: argparse.Namespace) -> int:
         print("sandlot run: no command given; usage: sandlot run --repo . --branch NAME -- CMD",
               file=sys.stderr)
         return 2
+    # Every refusal that depends only on the input comes before a sandbox is made.
+    check_host_dir(args.repo, "--repo")
+    check_seconds(args, "--timeout", "--idle-timeout")
+    if args.depth is not None and args.depth < 1:
+        raise ConfigurationError(f"--depth must be 1 or more, got {args.depth}")
     out = progress.console()
 
     def status(text: str) -> None:
@@ -71,7 +85,7 @@ async def run(args: argparse.Namespace) -> int:
                f"repository at {checkout.path} on {checkout.branch} {checkout.commit[:12]}"
                + (" + uncommitted changes" if checkout.snapshot else ""))
         for note in checkout.notes:
-            status(f"note: {note}")
+            status(f"note: {in_cli_words(note)}")
         command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
         result = await sandbox.exec(
             command, cwd=checkout.path, timeout=args.timeout, idle_timeout=args.idle_timeout,
@@ -95,5 +109,5 @@ async def run(args: argparse.Namespace) -> int:
             moved = f"{change.old_path} -> " if change.old_path else ""
             progress.say(out, f"  {change.status} {moved}{change.path}")
     for note in back.notes:
-        status(f"note: {note}")
+        status(f"note: {in_cli_words(note)}")
     return 124 if result.timed_out else result.exit_code

@@ -66,10 +66,12 @@ def _settings(args: argparse.Namespace) -> Any:
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     try:
-        return ServerSettings(**values)
+        settings = ServerSettings(**values)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigurationError(f"invalid server settings: {problems}") from None
+    settings.check_binding()  # before a sandbox is made, or even announced
+    return settings
 
 
 async def run(args: argparse.Namespace) -> int:

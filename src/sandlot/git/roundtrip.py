@@ -19,6 +19,8 @@ from pathlib import Path
 
 from .. import _shell
 from ..errors import (
+    COMMIT_UNCOMMITTED,
+    FORCE,
     BranchExistsError,
     ConfigurationError,
     GitDestinationError,
@@ -334,9 +336,9 @@ async def _host_accepts(repo: str, branch: str, force: bool) -> Path:
                                      _refuse_checked_out(root, f"refs/heads/{branch}"))
     if exists and not force:
         raise BranchExistsError(
-            f"branch {branch!r} already exists in {root}; choose another name or pass "
-            "force=True to move it"
-        )
+            f"branch {branch!r} already exists in {root}; choose another name or "
+            f"{FORCE.python} to move it"
+        ).hinted(FORCE)
     return root
 
 
@@ -371,7 +373,7 @@ async def _bring_back(sandbox: Sandbox, root: Path, branch: str, force: bool,
     notes: list[str] = []
     if state.uncommitted:
         notes.append(f"{len(state.uncommitted)} uncommitted path(s) in the sandbox were not "
-                     "brought back; pass commit_uncommitted='message' to include them")
+                     f"brought back; {COMMIT_UNCOMMITTED.python} to include them")
     base, head = state.base, state.head
     if head == base:
         return PullResult(branch=None, head=head, base=base, commits=[], files=[],

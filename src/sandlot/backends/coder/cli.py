@@ -24,6 +24,7 @@ from pydantic import SecretStr
 
 from ..._shared_call import SharedCall
 from ...errors import (
+    CODER_BINARY,
     CoderCLIError,
     CoderCLINotFoundError,
     CoderNotLoggedInError,
@@ -49,7 +50,7 @@ log = logging.getLogger("sandlot.coder")
 _KEEP = 256 << 10
 INSTALL_HINT = (
     "install the Coder CLI (https://coder.com/docs/install/cli) and put it on PATH, "
-    "or pass coder_binary='/path/to/coder'"
+    f"or {CODER_BINARY.python}"
 )
 
 # cli/root.go notLoggedInMessage.
@@ -128,7 +129,7 @@ class CoderCLI:
                 raise CoderCLINotFoundError(
                     f"the coder CLI {self._binary!r} was not found: {INSTALL_HINT}",
                     provider="coder",
-                )
+                ).hinted(CODER_BINARY)
             self._path = os.path.abspath(found)
         return self._path
 
@@ -193,7 +194,7 @@ class CoderCLI:
             raise CoderCLINotFoundError(
                 f"cannot run the coder CLI {argv[0]!r} ({exc.strerror}): {INSTALL_HINT}",
                 provider="coder",
-            ) from None
+            ).hinted(CODER_BINARY) from None
         out, err = OutputCapture(_KEEP), OutputCapture(_KEEP)
         try:
             await asyncio.wait_for(_drain(proc, out, err), timeout)

@@ -74,10 +74,11 @@ class LiveView:
         if event.stage.final:
             row.ended = time.monotonic()
         if event.error is not None:
-            row.note = _short(event.error)
+            row.note = describe_error(event.error)
         if self._live is None and not self.quiet:
             where = f" {row.sandbox}" if row.sandbox else ""
-            note = f": {row.note}" if row.note and event.stage is Stage.FAILED else ""
+            note = (f": {row.note.replace(chr(10), ' | ')}"
+                    if row.note and event.stage is Stage.FAILED else "")
             self.console.print(
                 f"sandlot: [{event.slot.index}] {event.slot.label}{where} {event.stage.value} "
                 f"({event.elapsed:.1f}s){note}",
@@ -89,43 +90,50 @@ class LiveView:
         done = sum(1 for row in self.rows if row.stage.final)
         table = Table(
             title=f"fan-out: {done}/{len(self.rows)} finished, {now - self.started:.0f}s",
-            expand=False,
+            expand=False, **_COMPACT,
         )
-        for column in ("#", "label", "stage", "in stage", "sandbox", "note"):
-            table.add_column(column, no_wrap=column != "note")
+        _columns(table, ("#", "label", "stage", "in stage", "sandbox"), "note")
         for row in self.rows:
             spent = (row.ended or now) - row.since
             table.add_row(
                 str(row.slot.index),
-                row.slot.label,
+                Text(row.slot.label),
                 Text(row.stage.value, style=_STYLE[row.stage]),
                 "" if row.stage is Stage.QUEUED else f"{spent:.1f}s",
-                row.sandbox or "",
-                row.note,
+                Text(row.sandbox or ""),
+                Text(row.note),
             )
         return table
 
 
 def summary(report: FanoutReport, extra: dict[int, dict[str, Any]] | None = None) -> Table:
     """One row per sandbox: how it ended, its timings, and its exit code when there is one."""
-    table = Table(title=_title(report))
-    for column in ("#", "label", "result", "exit", "create", "job", "close", "sandbox", "error"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis" if column == "error" else "fold")
+    table = Table(title=_title(report), **_COMPACT)
+    _columns(table, ("#", "label", "result", "exit", "create", "job", "close", "sandbox"), "error")
     for outcome in report.outcomes:
         info = (extra or {}).get(outcome.index, {})
         exit_code = info.get("exit_code")
         table.add_row(
             str(outcome.index),
-            outcome.label,
+            Text(outcome.label),
             Text(outcome.stage.value, style=_STYLE[outcome.stage]),
             "" if exit_code is None else str(exit_code),
             _seconds(outcome.timings.create),
             _seconds(outcome.timings.job),
             _seconds(outcome.timings.close),
-            outcome.sandbox or "",
-            "" if outcome.error is None else _short(outcome.error),
+            Text(outcome.sandbox or ""),
+            Text("" if outcome.error is None else describe_error(outcome.error)),
         )
     return table
+
+
+def _columns(table: Table, short: Sequence[str], text: str) -> None:
+    """Short columns keep their width (never crushed to `lab`, `re`); a sandbox name (long on
+    some backends) folds; the text column takes what is left and wraps its lines."""
+    for column in short:
+        table.add_column(column, no_wrap=column != "sandbox", min_width=len(column),
+                         overflow="fold")
+    table.add_column(text, no_wrap=False, overflow="fold", min_width=MIN_TEXT)
 
 
 def leftovers(outcomes: Sequence[SandboxOutcome]) -> list[str]:
@@ -159,10 +167,25 @@ def _seconds(value: float | None) -> str:
     return "" if value is None else f"{value:.1f}s"
 
 
-def _short(error: BaseException, limit: int = 120) -> str:
-    if isinstance(error, CommandTimedOut):
-        return "timed out"
-    if isinstance(error, CommandFailed):
-        return f"exit status {error.exit_code}"
+#: Narrowest the error column gets: without a frame the table still fits 80 columns.
+MIN_TEXT = 16
+#: No frame, no outer padding (columns apart by two spaces, a bold header): the room a frame
+#: takes is the error column's on an 80-column terminal.
+_COMPACT: dict[str, Any] = {"box": None, "pad_edge": False, "header_style": "bold"}
+#: Lines of a failed command's stderr shown under its exit status, and characters per line.
+TAIL_LINES = 3
+TAIL_WIDTH = 200
+
+
+def describe_error(error: BaseException, limit: int = 120) -> str:
+    """What went wrong, for a table cell: a failed command's status and the last lines of its
+    stderr (the sandbox, and so the rest of it, may be gone by the time anyone looks)."""
+    if isinstance(error, CommandTimedOut | CommandFailed):
+        head = ("timed out" if isinstance(error, CommandTimedOut)
+                else f"exit status {error.exit_code}")
+        lines = [line.rstrip() for line in error.stderr.splitlines() if line.strip()]
+        tail = [line if len(line) <= TAIL_WIDTH else line[: TAIL_WIDTH - 3] + "..."
+                for line in lines[-TAIL_LINES:]]
+        return "\n".join([head, *tail])
     text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return text if len(text) <= limit else text[: limit - 3] + "..."

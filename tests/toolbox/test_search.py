@@ -81,6 +81,23 @@ async def test_grep_finds_lines_with_context(search_box: Toolbox, extra: None,
     )
 
 
+async def test_grep_without_context_prints_no_separators(search_box: Toolbox,
+                                                          extra: None) -> None:
+    """Issue 26.11: with context=0 a `--` line stood between matches that are not adjacent,
+    spending tokens on nothing."""
+    found = await search_box.grep("Sprintf|Println|greet", workspace="primary")
+    assert found.text == (
+        "main.go:9:func greet(name string) string {\n"
+        'main.go:10:\treturn fmt.Sprintf("hello, %s (svc %s)", name, version.Version)\n'
+        'main.go:14:\tfmt.Println(greet("world"))\n'
+        'main_test.go:6:\tif got := greet("go"); got != "hello, go (svc 1.2.3)" {\n'
+        'main_test.go:7:\t\tt.Fatalf("greet: %q", got)'
+    )
+    spread = await search_box.grep("greet", glob="*.js", workspace="extension")
+    assert "--" not in spread.text.splitlines()
+    assert len(spread.lines) > 2 and len(spread.text.splitlines()) == len(spread.lines)
+
+
 async def test_grep_options(search_box: Toolbox, extra: None) -> None:
     box = search_box
     ci = await box.grep("VERSION", ignore_case=True, glob="*.go", workspace="primary")

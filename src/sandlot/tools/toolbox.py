@@ -594,7 +594,7 @@ class Toolbox:
         lines = [ln.model_copy(update={"text": self._cut_line(ln.text)[0]}) for ln in lines]
         files = list(dict.fromkeys(ln.path for ln in lines if ln.match))
         truncated = bool(search.cut) or result.truncated
-        text = _render_grep(lines)
+        text = _render_grep(lines, context)
         notes: list[str] = []
         if not lines:
             notes.append(f"(no matches for {pattern!r} in {rel})")
@@ -828,11 +828,13 @@ def _encode(content: str, tool: str) -> bytes:
         raise ToolError(f"{tool}: content cannot be encoded as UTF-8 ({exc.reason})") from None
 
 
-def _render_grep(lines: list[GrepLine]) -> str:
+def _render_grep(lines: list[GrepLine], context: int) -> str:
     out: list[str] = []
     prev: GrepLine | None = None
     for ln in lines:
-        if prev is not None and (ln.path != prev.path or ln.line != prev.line + 1):
+        # "--" parts groups of context lines; without context every line is its own match and
+        # a separator would only spend the reader's tokens.
+        if context and prev is not None and (ln.path != prev.path or ln.line != prev.line + 1):
             out.append("--")
         sep = ":" if ln.match else "-"
         out.append(f"{ln.path}{sep}{ln.line}{sep}{ln.text}")

@@ -10,6 +10,7 @@ Blocking scripts use `sandlot.sync.session(provider)` instead.
 """
 
 from . import fanout, git
+from ._version import __version__
 from .backends.coder import CoderAttachOptions, CoderCreateOptions, coder
 from .backends.docker import DockerMount, DockerOptions, DockerProvider, docker
 from .backends.local import LocalOptions, LocalProvider, local
@@ -150,6 +151,7 @@ __all__ = [
     "TransferError",
     "UnknownModeError",
     "WorkspaceError",
+    "__version__",
     "coder",
     "docker",
     "fanout",

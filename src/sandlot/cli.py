@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from ._version import __version__
 from .errors import HINTS, ConfigurationError, Hint, SandlotError
 
 #: docker run's convention, for the commands that run a command of the user's (exec, run):
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Coder workspaces, all behind one interface.",
         epilog="Run 'sandlot <command> --help' for a command's options.",
     )
+    parser.add_argument("--version", action="version", version=f"sandlot {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="<command>")
     for module_name in SUBCOMMANDS:
         importlib.import_module(module_name).register(subparsers)

@@ -7,7 +7,10 @@ source (each module of ``sandlot.testing.fakecoder`` names the coder file it mir
 
 Quick start (pytest)::
 
+    import os
     import subprocess
+
+    import sandlot
     from sandlot.testing import AgentSpec, FakeCoderDeployment, ParameterSpec
 
     def test_something(tmp_path):
@@ -17,6 +20,13 @@ Quick start (pytest)::
             env = {**os.environ, **coder.env()}                     # CODER_URL, token, ...
             subprocess.run([exe, "create", "ws1", "-t", "docker", "--yes"], env=env, check=True)
             ws = coder.workspace("ws1")                             # codersdk.Workspace JSON
+            provider = sandlot.coder(template="docker", on_close="delete", **coder.access())
+
+``env()`` is for running the fake `coder` yourself; `sandlot.coder` takes ``access()`` (the
+binary, URL and token), never ``env=`` (that is the workspace's commands' environment). With
+pytest, the plugin `sandlot.testing.pytest_plugin` (loaded automatically once sandlot is
+installed) gives the fixtures ``sandlot_fake_coder``, ``sandlot_coder_provider`` and
+``sandlot_local_provider``.
 
 SSH into an agent with any client whose ProxyCommand is ``<exe> ssh --stdio ws1[.agent]``
 (accept any host key: the fake's host key is generated per deployment; no auth is required).
@@ -26,6 +36,7 @@ The Python API (`FakeCoderDeployment`):
 - ``FakeCoderDeployment(root, url=..., username="testuser")``: create the deployment in `root`
   (or attach to the one already there). One user, one organization ("coder"), a session token.
 - ``install(bin_dir) -> Path``: write the `coder` launcher; ``coder`` property: its path.
+- ``access()``: ``coder_binary``, ``coder_url`` and ``session_token`` for `sandlot.coder`.
 - ``env(logged_in=True)``: ``SANDLOT_FAKE_CODER_HOME``, ``CODER_URL``, ``CODER_SESSION_TOKEN``,
   ``CODER_CONFIG_DIR`` (a private config dir, so ~/.config/coderv2 is never read) and PATH with
   the launcher first; ``logged_in=False`` gives an environment where every command fails with

@@ -10,13 +10,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict
 
 from .._tree import remove_tree
 from .fakecoder import bootstrap, builds, faults, model, shapes, state, transient, zygote
 
 DEFAULT_URL = "https://coder.sandlot.invalid"
 _ALNUM = string.ascii_letters + string.digits
+
+
+class CoderAccess(TypedDict):
+    """What `sandlot.coder` needs to reach a deployment (`FakeCoderDeployment.access()`)."""
+
+    coder_binary: str
+    coder_url: str
+    session_token: str
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,18 @@ class FakeCoderDeployment:
         target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         self._coder = target
         return target
+
+    def access(self) -> CoderAccess:
+        """The keyword arguments `sandlot.coder` needs to reach this deployment: the installed
+        `coder` (install() first), the URL and the session token (a secret: do not log it).
+
+        ``sandlot.coder(template="docker", on_close="delete", **coder.access())``. `env()` is
+        for running the fake `coder` yourself: `sandlot.coder(env=...)` is the environment of
+        the workspace's commands, not of the CLI.
+        """
+        return CoderAccess(
+            coder_binary=str(self.coder), coder_url=self.url, session_token=self.token
+        )
 
     @property
     def coder(self) -> Path:

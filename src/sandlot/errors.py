@@ -3,6 +3,83 @@
 Each error carries the context a reader needs to act (which sandbox, which command, the stderr
 of the failing tool) and says what to do. Secrets never reach a message: classes that take
 free-form text from tools pass it through `redact()` first.
+
+The hierarchy (a class's first base is its parent; "also" names its other bases). Every class
+here is exported from `sandlot`; tests/unit/test_public_names.py holds this tree, the classes
+and `sandlot.__all__` together:
+
+    SandlotError
+      ConfigurationError  (also ValueError)
+        InvalidEnvError
+        InvalidPathError
+        ArgumentsTooLongError
+        HostPathNotFoundError  (also FileNotFoundError)
+        WorkspaceError
+          PathOutsideWorkspaceError
+        UnknownModeError
+        InvalidTokenError
+        CoderAgentSelectionError
+      ToolError
+        ReadOnlyError
+        NotReadError
+        EditMatchError
+      SandboxClosed
+      CommandError
+        CommandFailed
+        CommandTimedOut
+        RequirementsInstallError
+      TransferError
+      RuntimeNotFoundError
+      ServerRequestError
+        ServerAuthError
+        ServerBusyError
+          ServerRateLimitedError
+          ServerUnavailableError
+        ServerRejectedError
+          ServerInstallError
+        ServerTimeoutError
+        ServerUnreachableError
+      ProviderError
+        ToolNotFoundError
+          CoderCLINotFoundError
+        BackendUnavailableError
+          CoderUnreachableError
+        ConnectionLostError
+          SSHConnectError
+          SandboxPausedError
+        SandboxGoneError
+        SandboxStartError
+          ImageNotFoundError
+          CoderAgentError
+        CleanupError
+        CoderNotLoggedInError
+        CoderCLIError
+          CoderWorkspaceNotFoundError  (also SandboxStartError)
+          CoderBuildFailedError  (also SandboxStartError)
+      VerifyError
+        NoProjectDetectedError  (also ConfigurationError)
+        AmbiguousLanguageError  (also ConfigurationError)
+        LanguageNotDetectedError  (also ConfigurationError)
+        UnknownLanguageError  (also ConfigurationError)
+        UnknownScriptError  (also ConfigurationError)
+        VerifyToolMissingError
+          LinterNotInstalledError
+        VerifyToolFailedError  (also CommandError)
+        NoTestRunError
+      GitError
+        GitNotFoundError
+        NotAGitRepositoryError  (also ConfigurationError)
+        GitRefNotFoundError  (also ConfigurationError)
+        InvalidBranchNameError  (also ConfigurationError)
+        BranchExistsError
+        SandboxRepositoryError
+        GitDestinationError  (also ConfigurationError)
+      ProcessNotFoundError  (also LookupError)
+      ProcessStillRunningError
+      ProcessStartError
+      ProcessRecordError
+      ForwardRelayMissingError
+      PortForwardUnsupportedError
 """
 
 from __future__ import annotations
@@ -318,6 +395,17 @@ class ConnectionLostError(ProviderError):
     """The connection to the sandbox dropped; the next call reconnects."""
 
 
+class SSHConnectError(ConnectionLostError):
+    """An SSH connection through the proxy could not be made; `proxy_stderr` says why."""
+
+    def __init__(
+        self, message: str, *, proxy_stderr: str = "", provider: str = "", sandbox: str = ""
+    ) -> None:
+        self.proxy_stderr = redact(proxy_stderr.strip())
+        detail = f"\nproxy stderr (tail):\n{self.proxy_stderr[-2000:]}" if self.proxy_stderr else ""
+        super().__init__(f"{message}{detail}", provider=provider, sandbox=sandbox)
+
+
 class SandboxPausedError(ConnectionLostError):
     """The sandbox is frozen (a paused container): calls fail instead of waiting; the next call
     after it is resumed works."""
@@ -542,3 +630,18 @@ class ProcessStillRunningError(SandlotError):
 
 class ProcessStartError(SandlotError):
     """A durable process could not be started; nothing of it was left in the sandbox."""
+
+
+class ProcessRecordError(SandlotError):
+    """The sandbox printed a process record sandlot cannot read (its files were tampered with)."""
+
+
+# --- Port forwards (Sandbox.forward_port). ---
+
+
+class ForwardRelayMissingError(SandlotError):
+    """The sandbox has no program the port relay can use (python3, socat, nc or busybox)."""
+
+
+class PortForwardUnsupportedError(SandlotError):
+    """This sandbox's commands cannot be reached over a network at all."""

@@ -19,21 +19,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from .errors import ConfigurationError, SandlotError
+from .errors import ConfigurationError
+from .errors import ForwardRelayMissingError as ForwardRelayMissingError  # home until errors.py
+from .errors import PortForwardUnsupportedError as PortForwardUnsupportedError
 
 if TYPE_CHECKING:
     from .sandbox import Sandbox
 
 #: Read size of every copy loop.
 CHUNK = 64 << 10
-
-
-class ForwardRelayMissingError(SandlotError):
-    """The sandbox has no program the port relay can use (python3, socat, nc or busybox)."""
-
-
-class PortForwardUnsupportedError(SandlotError):
-    """This sandbox's commands cannot be reached over a network at all."""
 
 
 @dataclass(frozen=True)

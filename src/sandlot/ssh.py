@@ -32,6 +32,7 @@ import asyncssh
 
 from . import _shell
 from .errors import ConnectionLostError, ProviderError, redact
+from .errors import SSHConnectError as SSHConnectError  # its home until errors.py
 from .output import OutputCapture
 from .sandbox import RunningCommand, SpawnSpec
 
@@ -66,17 +67,6 @@ _CIPHERS = [
     "aes192-ctr",
     "aes256-ctr",
 ]
-
-
-class SSHConnectError(ConnectionLostError):
-    """An SSH connection through the proxy could not be made; `proxy_stderr` says why."""
-
-    def __init__(
-        self, message: str, *, proxy_stderr: str = "", provider: str = "", sandbox: str = ""
-    ) -> None:
-        self.proxy_stderr = redact(proxy_stderr.strip())
-        detail = f"\nproxy stderr (tail):\n{self.proxy_stderr[-2000:]}" if self.proxy_stderr else ""
-        super().__init__(f"{message}{detail}", provider=provider, sandbox=sandbox)
 
 
 @dataclass

@@ -6,7 +6,11 @@
         print(sandbox.exec("uname -a").stdout)
 
 The async API runs in an event loop on a private thread (an anyio blocking portal); every call
-here waits for its result. Line callbacks are called on that thread.
+here waits for its result. Line callbacks are called on that thread, and so are port forwards'
+relays: code here may block (a plain `urllib` request to a forwarded port) while they carry the
+bytes. Every public method and property of `Sandbox`, `Process`, `DurableProcess` and
+`DurableProcesses` has its twin here with the same parameters (tests/unit/test_sync_parity.py
+fails on any drift).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -24,7 +28,20 @@ from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
 from .sandbox import DEFAULT_MAX_OUTPUT, ExecResult, Process, Sandbox
 
+if TYPE_CHECKING:
+    import signal as signals
+
+    from .forward import ForwardAddress
+
 T = TypeVar("T")
+
+__all__ = [
+    "SyncDurableProcess",
+    "SyncDurableProcesses",
+    "SyncProcess",
+    "SyncSandbox",
+    "session",
+]
 
 
 class SyncProcess:
@@ -46,6 +63,10 @@ class SyncProcess:
     def done(self) -> bool:
         return self._process.done
 
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.exit_code
+
     def wait(self) -> ExecResult:
         return self._portal.call(self._process.wait)
 
@@ -64,16 +85,26 @@ class SyncDurableProcess:
     def id(self) -> str:
         return self.process.id
 
+    @property
+    def mark(self) -> str:
+        return self.process.mark
+
+    @property
+    def directory(self) -> str:
+        return self.process.directory
+
     def info(self) -> DurableProcessInfo:
         return self._portal.call(self.process.info)
 
     def read(self, since: int = 0, *, max_bytes: int = DEFAULT_READ_BYTES) -> OutputChunk:
         return self._portal.call(partial(self.process.read, since, max_bytes=max_bytes))
 
-    def follow(self, since: int = 0, *, poll: float = 0.25) -> Iterator[OutputChunk]:
+    def follow(
+        self, since: int = 0, *, poll: float = 0.25, max_bytes: int = DEFAULT_READ_BYTES
+    ) -> Iterator[OutputChunk]:
         """Chunks as the process prints them, until its output is complete (the async
         `follow`, one chunk at a time through the portal)."""
-        chunks = self.process.follow(since, poll=poll)
+        chunks = self.process.follow(since, poll=poll, max_bytes=max_bytes)
 
         async def next_chunk() -> OutputChunk:
             return await anext(chunks)
@@ -90,11 +121,11 @@ class SyncDurableProcess:
     def wait(self, timeout: float | None = None) -> DurableProcessInfo:
         return self._portal.call(partial(self.process.wait, timeout))
 
-    def signal(self, sig: str | int = "TERM") -> bool:
+    def signal(self, sig: str | int | signals.Signals = "TERM") -> bool:
         return self._portal.call(partial(self.process.signal, sig))
 
-    def kill(self) -> DurableProcessInfo:
-        return self._portal.call(self.process.kill)
+    def kill(self, *, timeout: float = 30.0) -> DurableProcessInfo:
+        return self._portal.call(partial(self.process.kill, timeout=timeout))
 
     def remove(self, *, force: bool = False) -> None:
         self._portal.call(partial(self.process.remove, force=force))
@@ -120,6 +151,10 @@ class SyncDurableProcesses:
             self._processes.start, command, cwd=cwd, env=env, timeout=timeout,
             idle_timeout=idle_timeout))
         return SyncDurableProcess(process, self._portal)
+
+    def run_script(self, script: str, *args: str, max_output: int = 1 << 16) -> str:
+        return self._portal.call(
+            partial(self._processes.run_script, script, *args, max_output=max_output))
 
     def list(self) -> list[DurableProcessInfo]:
         return self._portal.call(self._processes.list)
@@ -147,6 +182,10 @@ class SyncSandbox:
     @property
     def name(self) -> str:
         return self.sandbox.name
+
+    @property
+    def closed(self) -> bool:
+        return self.sandbox.closed
 
     def _call(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return self._portal.call(partial(func, *args, **kwargs))
@@ -180,6 +219,7 @@ class SyncSandbox:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         stdin: str | bytes | None = None,
+        sudo: bool = False,
         timeout: float | None = None,
         idle_timeout: float | None = None,
         on_stdout: Callable[[str], None] | None = None,
@@ -187,9 +227,9 @@ class SyncSandbox:
         max_output: int = DEFAULT_MAX_OUTPUT,
     ) -> SyncProcess:
         process: Process = self._call(
-            self.sandbox.start, command, cwd=cwd, env=env, stdin=stdin, timeout=timeout,
-            idle_timeout=idle_timeout, on_stdout=on_stdout, on_stderr=on_stderr,
-            max_output=max_output,
+            self.sandbox.start, command, cwd=cwd, env=env, stdin=stdin, sudo=sudo,
+            timeout=timeout, idle_timeout=idle_timeout, on_stdout=on_stdout,
+            on_stderr=on_stderr, max_output=max_output,
         )
         return SyncProcess(process, self._portal)
 
@@ -206,13 +246,25 @@ class SyncSandbox:
         stdout: BinaryIO | None = None,
         stderr: BinaryIO | None = None,
         cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
         tty: bool | None = None,
     ) -> int:
         code: int = self._call(
             self.sandbox.interactive, argv, stdin=stdin, stdout=stdout, stderr=stderr,
-            cwd=cwd, tty=tty,
+            cwd=cwd, env=env, tty=tty,
         )
         return code
+
+    @contextmanager
+    def forward_port(
+        self, remote_port: int, *, local_port: int = 0, remote_host: str = "127.0.0.1"
+    ) -> Iterator[ForwardAddress]:
+        """`Sandbox.forward_port` as a plain `with` block; the relay runs on the portal's
+        thread, so the block may block."""
+        forward = self.sandbox.forward_port(
+            remote_port, local_port=local_port, remote_host=remote_host)
+        with self._portal.wrap_async_context_manager(forward) as address:
+            yield address
 
     def copy_in(self, host_path: str | os.PathLike[str], sandbox_path: str) -> None:
         self._call(self.sandbox.copy_in, host_path, sandbox_path)
@@ -222,6 +274,12 @@ class SyncSandbox:
 
     def close(self) -> None:
         self._call(self.sandbox.close)
+
+    def __enter__(self) -> SyncSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @contextmanager

@@ -22,10 +22,12 @@ from typing import BinaryIO, Literal
 
 import anyio
 import anyio.abc
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from .. import _run_marks, _shell
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty, stop_feeding
+from .._options import options_from
+from .._redacted import RedactedModel
 from .._tree import remove_tree
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..provider import IsolatedSandboxProvider
@@ -39,7 +41,7 @@ CHUNK = 64 << 10
 DRAIN_AFTER_KILL = 5.0
 
 
-class LocalOptions(BaseModel):
+class LocalOptions(RedactedModel):
     """Options of the local backend."""
 
     model_config = ConfigDict(extra="forbid")
@@ -70,11 +72,14 @@ class LocalOptions(BaseModel):
             raise ValueError("give `root` (make a new worktree under it) or `attach` (use an "
                              "existing directory), not both")
         if self.attach is not None and not os.path.isabs(self.attach):
-            raise ValueError(f"attach must be an absolute path, got {self.attach!r}")
+            raise ValueError("attach must be an absolute path (the sandbox's worktree path)")
         return self
 
     def build(self) -> LocalProvider:
         return LocalProvider(self)
+
+
+_ADAPTER: TypeAdapter[LocalOptions] = TypeAdapter(LocalOptions)
 
 
 def local(
@@ -91,10 +96,7 @@ def local(
     Commands get a minimal environment (see `sandlot.backends.local_env`), plus `env`, plus the
     host variables named in `inherit_env`.
     """
-    return LocalOptions(
-        on_close=on_close, root=root, isolation=isolation, env=env or {},
-        inherit_env=inherit_env or [], attach=attach,
-    ).build()  # fmt: skip
+    return options_from(_ADAPTER, locals(), what="local options").build()
 
 
 class LocalProvider(IsolatedSandboxProvider):

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from ..cli import add_provider_arguments, provider_from_args
-from ..errors import ConfigurationError
 
 
 def register(subparsers: Any) -> None:
@@ -51,6 +50,7 @@ def register(subparsers: Any) -> None:
 def _settings(args: argparse.Namespace) -> Any:
     from pydantic import ValidationError
 
+    from ..config_errors import invalid
     from ..modes import configured_mode
     from ..server.settings import TOKEN_ENV, ServerSettings
 
@@ -68,8 +68,7 @@ def _settings(args: argparse.Namespace) -> Any:
     try:
         settings = ServerSettings(**values)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigurationError(f"invalid server settings: {problems}") from None
+        raise invalid("server settings", exc) from None
     settings.check_binding()  # before a sandbox is made, or even announced
     return settings
 

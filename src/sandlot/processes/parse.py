@@ -5,16 +5,12 @@ from __future__ import annotations
 import base64
 import binascii
 
-from ..errors import SandlotError
+from ..errors import ProcessRecordError as ProcessRecordError  # its home until errors.py
 from .models import DurableProcessInfo, EndedBy, ProcessState
 
 #: Seconds without a beat after which a process with no exit status counts as lost. The
 #: supervisor beats every second; the margin covers a loaded machine.
 LOST_AFTER = 15
-
-
-class ProcessRecordError(SandlotError):
-    """The sandbox printed a process record sandlot cannot read (its files were tampered with)."""
 
 
 def records(text: str) -> list[dict[str, str]]:

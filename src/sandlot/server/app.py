@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..config_errors import describe
 from ..errors import (
     ProviderError,
     RequirementsInstallError,
@@ -95,11 +96,10 @@ def create_app(service: SandboxService) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e['msg']}"
-            for e in exc.errors()
-        )
-        return _error(422, "invalid_request", problems or "invalid request")
+        # The body's own location part says nothing; the renderer never quotes a value.
+        errors = [{**e, "loc": tuple(p for p in e.get("loc", ()) if p != "body") or ("body",)}
+                  for e in exc.errors()]
+        return _error(422, "invalid_request", describe(errors) or "invalid request")
 
     @app.post(
         "/execute",

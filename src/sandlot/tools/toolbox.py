@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from ..config_errors import describe
 from ..errors import (
     EditMatchError,
     NotReadError,
@@ -291,10 +292,7 @@ class Toolbox:
             else:
                 args = spec.args.model_validate(dict(arguments or {}))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.errors()
-            )
+            problems = describe(exc)
             return ErrorResult(tool=name, error="InvalidArguments",
                                text=f"invalid arguments for {name}: {problems}")
         method: Callable[..., Awaitable[ToolResult]] = getattr(self, name)

@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Discriminator,
     Field,
     SecretStr,
     Tag,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
 from ... import _shell
+from ..._redacted import RedactedModel
+from ...config_errors import describe
 from ...errors import ConfigurationError, register_secret
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ _NAME_MAX = 32
 def _check_name(value: str, what: str) -> str:
     if not _NAME.match(value) or len(value) > _NAME_MAX:
         raise ValueError(
-            f"{what} {value!r} is not a valid Coder name: use at most {_NAME_MAX} letters, "
+            f"{what} is not a valid Coder name: use at most {_NAME_MAX} letters, "
             "digits and single dashes, not starting or ending with a dash"
         )
     return value
@@ -63,7 +63,7 @@ def default_workspace_name() -> str:
     return f"sandlot-{secrets.token_hex(4)}"
 
 
-class _CoderCommon(BaseModel):
+class _CoderCommon(RedactedModel):
     """Options shared by both modes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -114,7 +114,7 @@ class _CoderCommon(BaseModel):
     def _agent_name(cls, value: str | None) -> str | None:
         if value is not None and (not value or re.search(r"[\s./]", value)):
             raise ValueError(
-                f"agent {value!r} is not an agent name: give the bare name shown by "
+                "agent is not an agent name: give the bare name shown by "
                 "`coder list` (no dots, slashes or spaces)"
             )
         return value
@@ -126,8 +126,8 @@ class _CoderCommon(BaseModel):
             return None
         if not value.startswith("/") or "\0" in value:
             raise ValueError(
-                f"workdir must be an absolute POSIX path inside the workspace (like "
-                f"/home/coder/project), got {value!r}"
+                "workdir must be an absolute POSIX path inside the workspace (like "
+                "/home/coder/project)"
             )
         return posixpath.normpath(value)
 
@@ -147,8 +147,8 @@ class _CoderCommon(BaseModel):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
-                f"coder_url must be an http(s) URL of the deployment, like "
-                f"https://coder.example.com, got {value!r}"
+                "coder_url must be an http(s) URL of the deployment, like "
+                "https://coder.example.com"
             )
         return value
 
@@ -199,6 +199,17 @@ class CoderCreateOptions(_CoderCommon):
     """Accept template defaults for parameters not given (`--use-parameter-defaults`), instead
     of failing on a parameter that has no value."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_attach_options(cls, data: Any) -> Any:
+        # Named plainly, instead of pydantic's "extra inputs are not permitted".
+        if isinstance(data, dict) and data.get("owner") is not None:
+            raise ValueError(
+                "owner only applies when attaching to an existing workspace (workspace=...); a "
+                "new workspace is always yours"
+            )
+        return data
+
     @field_validator("template")
     @classmethod
     def _template(cls, value: str) -> str:
@@ -234,6 +245,11 @@ class CoderCreateOptions(_CoderCommon):
         return flags
 
 
+#: Options of create mode only (`CoderAttachOptions` names them when given).
+_CREATE_ONLY = ("template_version", "parameters", "parameter_file", "preset", "organization",
+                "workspace_name", "use_parameter_defaults")
+
+
 class CoderAttachOptions(_CoderCommon):
     """Attach mode: an existing workspace, started first if it is stopped."""
 
@@ -241,6 +257,23 @@ class CoderAttachOptions(_CoderCommon):
     """The workspace: `name`, `owner/name`, or its UUID."""
     owner: str | None = None
     """Owner of the workspace, only with a bare `workspace` name (default: you)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_create_options(cls, data: Any) -> Any:
+        # Named plainly, instead of pydantic's "extra inputs are not permitted". False is
+        # use_parameter_defaults' own default, so passing it is no creation option.
+        if not isinstance(data, dict):
+            return data
+        unset = {key for key in _CREATE_ONLY if data.get(key) is None or data.get(key) is False}
+        wrong = [key for key in _CREATE_ONLY if key in data and key not in unset]
+        if wrong:
+            verb = "apply" if len(wrong) > 1 else "applies"
+            raise ValueError(
+                f"{', '.join(wrong)} only {verb} when creating a workspace from a template; "
+                "drop them to attach to an existing workspace"
+            )
+        return {key: value for key, value in data.items() if key not in unset}
 
     @field_validator("workspace")
     @classmethod
@@ -262,8 +295,8 @@ class CoderAttachOptions(_CoderCommon):
     def _owner_only_with_a_name(self) -> CoderAttachOptions:
         if self.owner is not None and ("/" in self.workspace or _is_uuid(self.workspace)):
             raise ValueError(
-                f"owner is only for a bare workspace name, but workspace is {self.workspace!r}: "
-                "drop owner, or give workspace='<owner>/<name>' alone"
+                "owner is only for a bare workspace name, but workspace is an owner/name or a "
+                "UUID: drop owner, or give workspace='<owner>/<name>' alone"
             )
         return self
 
@@ -293,6 +326,8 @@ def _mode(value: Any) -> str | None:
     """
     if isinstance(value, dict):
         token = value.get("session_token")
+        if isinstance(token, SecretStr):
+            token = token.get_secret_value()
         if isinstance(token, str):
             register_secret(token)
         template, workspace = value.get("template"), value.get("workspace")
@@ -318,11 +353,5 @@ CoderOptions = Annotated[
 """The coder backend's options: `CoderCreateOptions` XOR `CoderAttachOptions`."""
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """A readable, secret-free summary of a pydantic error (the input is never echoed)."""
-    lines = []
-    for error in exc.errors(include_input=False, include_url=False):
-        where = ".".join(str(p) for p in error["loc"] if p not in ("create", "attach"))
-        message = error["msg"].removeprefix("Value error, ")
-        lines.append(f"{where}: {message}" if where else message)
-    return "; ".join(lines)
+#: The one renderer of configuration errors, under the name this module gave it first.
+describe_validation_error = describe

@@ -7,31 +7,47 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
+from ..._options import options_from
 from .options import DockerMount, DockerOptions, OnClose
 from .provider import DockerProvider
 from .sandbox import DockerSandbox
 
 
-def docker(image: str | None = None, *, on_close: OnClose, **options: Any) -> DockerProvider:
+def docker(
+    image: str | None = None,
+    *,
+    on_close: OnClose,
+    attach: str | None = None,
+    name: str | None = None,
+    workdir: str = "/workspace",
+    env: dict[str, str] | None = None,
+    mounts: list[DockerMount | str | dict[str, Any]] | None = None,
+    user: str | None = None,
+    network: str = "none",
+    memory: str | None = None,
+    cpus: float | None = None,
+    pids_limit: int | None = None,
+    keepalive_interval: float = 5.0,
+    keepalive_count_max: int = 3,
+    docker_host: str | None = None,
+    context: str | None = None,
+    docker_binary: str = "docker",
+    pull: Literal["never", "missing"] = "never",
+    init: bool = True,
+) -> DockerProvider:
     """A provider of Docker-container sandboxes.
 
-    `on_close` is required (`delete`, `stop` or `leave`); every other option is a field of
-    `DockerOptions` (attach, name, workdir, env, mounts, user, network, memory, cpus,
-    pids_limit, keepalive_interval, keepalive_count_max, docker_host, context, docker_binary,
-    pull, init). Bad options raise
-    `ConfigurationError`.
+    `on_close` is required (`delete`, `stop` or `leave`); every other option is the field of
+    `DockerOptions` of the same name (see there). Bad options raise `ConfigurationError`.
     """
-    from pydantic import ValidationError
+    return options_from(_ADAPTER, locals(), what="docker options").build()
 
-    from ...errors import ConfigurationError
 
-    try:
-        opts = DockerOptions(image=image, on_close=on_close, **options)
-    except ValidationError as exc:
-        raise ConfigurationError(f"invalid docker options: {exc}") from None
-    return opts.build()
+_ADAPTER: TypeAdapter[DockerOptions] = TypeAdapter(DockerOptions)
 
 
 __all__ = ["DockerMount", "DockerOptions", "DockerProvider", "DockerSandbox", "docker"]

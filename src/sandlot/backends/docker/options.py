@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..._redacted import RedactedModel
+
 if TYPE_CHECKING:
     from .provider import DockerProvider
 
@@ -39,9 +41,7 @@ class DockerMount(BaseModel):
         if isinstance(value, str):
             parts = value.split(":")
             if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("ro", "rw")):
-                raise ValueError(
-                    f"mount {value!r} must be 'HOST:CONTAINER' or 'HOST:CONTAINER:ro|rw'"
-                )
+                raise ValueError("a mount must be 'HOST:CONTAINER' or 'HOST:CONTAINER:ro|rw'")
             mode = parts[2] if len(parts) == 3 else "ro"
             return {"source": parts[0], "target": parts[1], "read_only": mode == "ro"}
         return value
@@ -50,13 +50,13 @@ class DockerMount(BaseModel):
     @classmethod
     def _absolute(cls, value: str) -> str:
         if not value.startswith("/"):
-            raise ValueError(f"mount paths must be absolute, got {value!r}")
+            raise ValueError("mount paths must be absolute")
         if "," in value or "\0" in value:
-            raise ValueError(f"mount path {value!r} must not contain ',' or NUL")
+            raise ValueError("a mount path must not contain ',' or NUL")
         return value
 
 
-class DockerOptions(BaseModel):
+class DockerOptions(RedactedModel):
     """Options of the docker backend: one container per sandbox, driven by the docker CLI."""
 
     model_config = ConfigDict(extra="forbid")
@@ -113,21 +113,21 @@ class DockerOptions(BaseModel):
     @classmethod
     def _check_name(cls, value: str | None) -> str | None:
         if value is not None and not _NAME.match(value):
-            raise ValueError(f"container name {value!r} must match [a-zA-Z0-9][a-zA-Z0-9_.-]*")
+            raise ValueError("a container name must match [a-zA-Z0-9][a-zA-Z0-9_.-]*")
         return value
 
     @field_validator("workdir")
     @classmethod
     def _check_workdir(cls, value: str) -> str:
         if not value.startswith("/") or "\0" in value:
-            raise ValueError(f"workdir must be an absolute path inside the container: {value!r}")
+            raise ValueError("workdir must be an absolute path inside the container")
         return value
 
     @field_validator("memory")
     @classmethod
     def _check_memory(cls, value: str | None) -> str | None:
         if value is not None and not _MEMORY.match(value):
-            raise ValueError(f"memory must look like 512m or 2g, got {value!r}")
+            raise ValueError("memory must look like 512m or 2g")
         return value
 
     @field_validator("env")
@@ -135,9 +135,12 @@ class DockerOptions(BaseModel):
     def _check_env(cls, value: dict[str, str]) -> dict[str, str]:
         for key, item in value.items():
             if not _ENV_NAME.match(key):
-                raise ValueError(f"invalid environment variable name {key!r}")
+                raise ValueError(
+                    f"invalid environment variable name {key!r}: names must match "
+                    "[A-Za-z_][A-Za-z0-9_]*; rename the variable"
+                )
             if "\0" in item:
-                raise ValueError(f"environment variable {key} contains a NUL byte")
+                raise ValueError(f"environment variable {key} contains a NUL byte; remove it")
         return value
 
     @model_validator(mode="after")
@@ -159,9 +162,10 @@ class DockerOptions(BaseModel):
             if self.network != "none":
                 ignored.append("network")
             if ignored:
+                verb, pronoun = ("apply", "they") if len(ignored) > 1 else ("applies", "it")
                 raise ValueError(
-                    f"{', '.join(ignored)} only apply when creating a container; they cannot "
-                    "change an attached one"
+                    f"{', '.join(ignored)} only {verb} when creating a container; {pronoun} "
+                    "cannot change an attached one"
                 )
         return self
 

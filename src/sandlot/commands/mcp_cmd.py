@@ -20,6 +20,7 @@ import anyio
 
 from ..cli import add_provider_arguments, provider_from_args
 from ..errors import ConfigurationError, WorkspaceError
+from .serve import add_origin_arguments
 
 
 def register(subparsers: Any) -> None:
@@ -59,6 +60,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="with --http: address to bind")
     parser.add_argument("--port", type=int, default=8765,
                         help="with --http: port (0: any free port; default 8765)")
+    add_origin_arguments(parser)
     parser.add_argument("--progress-interval", type=float, default=1.0,
                         help="seconds between progress notifications of a long call")
     parser.set_defaults(handler=run, own_signals=True)
@@ -98,7 +100,9 @@ def _binding(args: argparse.Namespace) -> Any:
 
     token = os.environ.get(TOKEN_ENV) or None
     settings = ServerSettings(host=args.host, port=args.port,
-                              token=SecretStr(token) if token else None)
+                              token=SecretStr(token) if token else None,
+                              allowed_hosts=args.allowed_host,
+                              allowed_origins=args.allowed_origin)
     settings.check_binding()
     return settings
 
@@ -279,36 +283,10 @@ class _PipeLines:
 
 
 async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _Stop) -> None:
-    import contextlib
-    from collections.abc import Iterator
+    from ..mcp_server.http import web_server
 
-    import uvicorn
-
-    from ..server.middleware import BearerAuth
-
-    app: Any = server.streamable_http_app(host=settings.host)
-    if settings.token is not None:
-        app = BearerAuth(app, settings.token.get_secret_value())
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning",
-                            lifespan="on", server_header=False)
-
-    class Web(uvicorn.Server):
-        """Says where it listens (the OS may have chosen the port); signals stay with this
-        command (_watch_signals), which asks it to exit."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if self.started:
-                host, port = self.servers[0].sockets[0].getsockname()[:2]
-                shown = f"[{host}]" if ":" in host else host
-                _say(f"serving MCP on http://{shown}:{port}/mcp; sandbox {name}; "
-                     f"workspaces {where}")
-
-    web = Web(config)
+    web = web_server(server, settings, lambda url: _say(
+        f"serving MCP on {url}; sandbox {name}; workspaces {where}"))
     stop.web = web
     await web.serve()
 

@@ -12,7 +12,7 @@ import os
 import posixpath
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import anyio
 
 from ..cli import add_provider_arguments, provider_from_args
 from ..errors import ConfigurationError, WorkspaceError
+from .serve import add_origin_arguments
 
 
 def register(subparsers: Any) -> None:
@@ -59,6 +60,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="with --http: address to bind")
     parser.add_argument("--port", type=int, default=8765,
                         help="with --http: port (0: any free port; default 8765)")
+    add_origin_arguments(parser)
+    parser.add_argument("--max-message-bytes", type=int, default=64 << 20, metavar="BYTES",
+                        help="on stdio: longest JSON-RPC message; a longer one is discarded "
+                        "and answered with an error (default 64 MiB)")
     parser.add_argument("--progress-interval", type=float, default=1.0,
                         help="seconds between progress notifications of a long call")
     parser.set_defaults(handler=run, own_signals=True)
@@ -98,7 +103,9 @@ def _binding(args: argparse.Namespace) -> Any:
 
     token = os.environ.get(TOKEN_ENV) or None
     settings = ServerSettings(host=args.host, port=args.port,
-                              token=SecretStr(token) if token else None)
+                              token=SecretStr(token) if token else None,
+                              allowed_hosts=args.allowed_host,
+                              allowed_origins=args.allowed_origin)
     settings.check_binding()
     return settings
 
@@ -115,6 +122,8 @@ async def run(args: argparse.Namespace) -> int:
     if repo is not None and args.branch:
         await _check_branch(repo[1], args.branch)  # before the agent works, not after
     settings = _binding(args) if args.http else None
+    if args.max_message_bytes <= 0:
+        raise ConfigurationError("--max-message-bytes must be a positive number of bytes")
     if args.progress_interval <= 0:
         raise ConfigurationError("--progress-interval must be a positive number of seconds")
     try:
@@ -139,7 +148,7 @@ async def run(args: argparse.Namespace) -> int:
                         if settings is None:
                             _say(f"serving MCP on stdio; sandbox {sandbox.name} "
                                  f"({sandbox.provider}); workspaces {where}")
-                            await _serve_stdio(server)
+                            await _serve_stdio(server, args.max_message_bytes)
                         else:
                             await _serve_http(server, settings, sandbox.name, where, stop)
                 finally:
@@ -209,106 +218,18 @@ def _instructions(box: Any) -> str:
     )
 
 
-async def _serve_stdio(server: Any) -> None:
-    from mcp.server.stdio import stdio_server
+async def _serve_stdio(server: Any, max_message_bytes: int) -> None:
+    from ..mcp_server.stdio import serve_stdio
 
-    lines = _PipeLines.claim()
-    try:
-        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
-            await server.run(read, write, server.create_initialization_options())
-    finally:
-        if lines is not None:
-            lines.restore()
+    await serve_stdio(server, max_message_bytes)
     _say("the client closed stdin")
 
 
-class _PipeLines:
-    """The protocol's input lines, read from the pipe without a worker thread.
-
-    The SDK reads stdin in a thread, which a cancellation cannot interrupt: SIGTERM would
-    wait for the client's next message. Read through the event loop instead, the server ends
-    (and closes its sandbox) at once. Standard input is moved to another descriptor and fd 0
-    points at /dev/null meanwhile, so nothing the server starts can read the protocol."""
-
-    LIMIT = 256 << 20  # one JSON-RPC message per line; a write tool call can be large
-
-    def __init__(self, fd: int, saved: int) -> None:
-        self.fd = fd
-        self.saved = saved
-
-    @classmethod
-    def claim(cls) -> _PipeLines | None:
-        """None when stdin is not a pipe, socket or terminal (the SDK's reader then)."""
-        import stat
-
-        try:
-            mode = os.fstat(0).st_mode
-        except OSError:
-            return None
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
-            return None
-        fd = os.dup(0)
-        saved = os.dup(0)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        return cls(fd, saved)
-
-    def restore(self) -> None:
-        os.dup2(self.saved, 0)
-        os.close(self.saved)
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=self.LIMIT)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.fd, "rb", 0))
-        try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    return
-                yield line.decode("utf-8", "replace")
-        finally:
-            transport.close()
-
-
 async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _Stop) -> None:
-    import contextlib
-    from collections.abc import Iterator
+    from ..mcp_server.http import web_server
 
-    import uvicorn
-
-    from ..server.middleware import BearerAuth
-
-    app: Any = server.streamable_http_app(host=settings.host)
-    if settings.token is not None:
-        app = BearerAuth(app, settings.token.get_secret_value())
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning",
-                            lifespan="on", server_header=False)
-
-    class Web(uvicorn.Server):
-        """Says where it listens (the OS may have chosen the port); signals stay with this
-        command (_watch_signals), which asks it to exit."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if self.started:
-                host, port = self.servers[0].sockets[0].getsockname()[:2]
-                shown = f"[{host}]" if ":" in host else host
-                _say(f"serving MCP on http://{shown}:{port}/mcp; sandbox {name}; "
-                     f"workspaces {where}")
-
-    web = Web(config)
+    web = web_server(server, settings, lambda url: _say(
+        f"serving MCP on {url}; sandbox {name}; workspaces {where}"))
     stop.web = web
     await web.serve()
 

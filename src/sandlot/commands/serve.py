@@ -10,6 +10,20 @@ from typing import Any
 from ..cli import add_provider_arguments, provider_from_args
 
 
+def add_origin_arguments(parser: argparse.ArgumentParser) -> None:
+    """--allowed-host and --allowed-origin, shared with `sandlot mcp --http` (adr/0032)."""
+    parser.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME[:PORT]",
+        help="also answer requests whose Host header names this (e.g. behind a reverse "
+        "proxy); without a token only loopback names are answered (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allowed-origin", action="append", default=[], metavar="SCHEME://HOST[:PORT]",
+        help="also answer requests from pages of this origin; by default only pages on "
+        "localhost, 127.0.0.1 and [::1] (repeatable)",
+    )  # fmt: skip
+
+
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "serve",
@@ -44,6 +58,7 @@ def register(subparsers: Any) -> None:
         "--shutdown-grace", type=float, help="seconds running requests get on SIGTERM (default 10)"
     )
     parser.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
+    add_origin_arguments(parser)
     parser.set_defaults(handler=run, own_signals=True)
 
 
@@ -60,6 +75,8 @@ def _settings(args: argparse.Namespace) -> Any:
         "mode": configured_mode(args.mode),
         "token": os.environ.get(TOKEN_ENV) or None,
         "log_level": args.log_level,
+        "allowed_hosts": args.allowed_host,
+        "allowed_origins": args.allowed_origin,
     }
     for name in ("max_concurrency", "max_timeout", "default_timeout", "max_body_bytes",
                  "max_code_chars", "shutdown_grace"):

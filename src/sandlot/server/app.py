@@ -33,6 +33,7 @@ from .models import (
     ForwardResponse,
     HealthResponse,
 )
+from .origin import HostOriginGuard
 from .service import Rejected, SandboxService
 
 #: Service outcome -> HTTP status.
@@ -195,6 +196,11 @@ def create_app(service: SandboxService) -> FastAPI:
         # Added last, so it runs first: an unauthenticated request is refused before its
         # body is read.
         app.add_middleware(BearerAuth, token=settings.token.get_secret_value())
+    # Before the token check: a foreign page is refused whatever it sends (adr/0032).
+    app.add_middleware(
+        HostOriginGuard, check_host=settings.token is None,
+        allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins,
+    )  # fmt: skip
     app.add_middleware(
         ShutdownDeadline, grace=settings.shutdown_grace, stopping=service.stopping
     )

@@ -49,6 +49,7 @@ class ExecuteRequest(BaseModel):
     )
     timeout: float | None = Field(
         default=None,
+        strict=True,  # JSON numbers only: true or "5" is no timeout (adr/0032)
         gt=0,
         le=TIMEOUT_CAP,
         allow_inf_nan=False,
@@ -82,8 +83,9 @@ class ForwardRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    port: int = Field(ge=1, le=65535, description="The port a program in the sandbox listens "
-                      "on (127.0.0.1 inside the sandbox).")
+    port: int = Field(ge=1, le=65535, strict=True,  # true is no port 1 (adr/0032)
+                      description="The port a program in the sandbox listens on (127.0.0.1 "
+                      "inside the sandbox).")
 
 
 class ForwardResponse(BaseModel):
@@ -113,9 +115,9 @@ class ProcessRequest(BaseModel):
     command: Text = Field(min_length=1, description="A shell command line (run with sh -c).")
     cwd: Text | None = Field(default=None, description="Absolute working directory inside "
                              "the sandbox; default: the sandbox's worktree.")
-    timeout: float | None = Field(default=None, gt=0, le=TIMEOUT_CAP,
+    timeout: float | None = Field(default=None, gt=0, le=TIMEOUT_CAP, strict=True,
                                   description="End it after this many seconds.")
-    idle_timeout: float | None = Field(default=None, gt=0, le=TIMEOUT_CAP,
+    idle_timeout: float | None = Field(default=None, gt=0, le=TIMEOUT_CAP, strict=True,
                                        description="End it after this long without output.")
 
 

@@ -60,6 +60,11 @@ class ServerSettings(BaseModel):
     shutdown_grace: float = Field(default=10.0, ge=0)
     """On SIGTERM, how long running requests may finish before they are ended."""
     log_level: str = "info"
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Host header values accepted besides loopback names (`name` or `name:port`), e.g. the
+    name a reverse proxy forwards; only checked without a token (adr/0032)."""
+    allowed_origins: list[str] = Field(default_factory=list)
+    """Origins (`scheme://host[:port]`) accepted besides pages on loopback names."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ServerSettings:

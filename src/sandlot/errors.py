@@ -29,6 +29,7 @@ and `sandlot.__all__` together:
         CommandTimedOut
         RequirementsInstallError
       TransferError
+        SourceChangedError
       RuntimeNotFoundError
       ServerRequestError
         ServerAuthError

@@ -6,10 +6,11 @@ import asyncio
 import gc
 import hashlib
 import os
-import threading
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from sandlot import (
@@ -212,28 +213,23 @@ async def test_a_source_that_changes_while_copied_raises_and_publishes_nothing(
         (src / f"part-{index:02}.txt").write_bytes(os.urandom(64 << 10))
     growing = src / "zz_growing.log"
     growing.write_bytes(os.urandom(4 << 20))
-    stop = threading.Event()
-
-    def write() -> None:
-        with growing.open("ab") as handle:
-            while not stop.is_set():
-                handle.write(b"another log line\n" * 64)
-                handle.flush()
-
     loop = asyncio.get_running_loop()
     unhandled: list[dict[str, Any]] = []
     previous = loop.get_exception_handler()
     loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
+    # Another process appends all along (a thread would wait for the GIL, and might miss
+    # the moment tar reads the file).
+    writer = await anyio.open_process(
+        ["sh", "-c", 'while :; do echo another log line; done >> "$1"', "sh", str(growing)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with pytest.raises(SourceChangedError) as caught:
             await sandbox.copy_in(src, f"{workdir}/logs")
         gc.collect()  # a task whose exception nobody retrieved reports it when collected
         await asyncio.sleep(0.1)
     finally:
-        stop.set()
-        writer.join()
+        writer.kill()
+        await writer.wait()
         loop.set_exception_handler(previous)
     assert caught.value.path == str(growing.resolve())
     assert "zz_growing.log" in str(caught.value) and "nothing was copied" in str(caught.value)

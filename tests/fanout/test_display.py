@@ -80,3 +80,12 @@ async def test_the_live_table_and_the_log_lines_show_it_too() -> None:
     text = _column(_render(view.table(), 80), "note")
     assert text.startswith("exitstatus1firstdetail")
     assert text.endswith("assert3==4")
+
+
+def test_a_fix_is_worded_as_the_flag() -> None:
+    from sandlot.errors import FORCE, BranchExistsError
+    from sandlot.fanout.display import describe_error
+
+    error = BranchExistsError(f"branch 'try/0' already exists; {FORCE.python} to move it")
+    assert describe_error(error.hinted(FORCE)) == (
+        "BranchExistsError: branch 'try/0' already exists; pass --force to move it")

@@ -16,7 +16,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import CommandFailed, CommandTimedOut
+from ..cli import error_text
+from ..errors import CommandFailed, CommandTimedOut, SandlotError
 from .models import FanoutEvent, FanoutReport, SandboxOutcome, Slot, Stage
 
 _STYLE = {
@@ -187,5 +188,6 @@ def describe_error(error: BaseException, limit: int = 120) -> str:
         tail = [line if len(line) <= TAIL_WIDTH else line[: TAIL_WIDTH - 3] + "..."
                 for line in lines[-TAIL_LINES:]]
         return "\n".join([head, *tail])
-    text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    words = error_text(error) if isinstance(error, SandlotError) else str(error)
+    text = f"{type(error).__name__}: {words.splitlines()[0] if words else ''}"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -232,3 +232,22 @@ def _install(block: readme.Block, tmp_path: Path, env: dict[str, str]) -> None:
         where = subprocess.run([python, "-c", "import sandlot; print(sandlot.__file__)"],
                                env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert where.stdout.startswith(str(venv)), (line, where)  # installed, not the source
+
+
+def test_layout_names_paths_that_exist() -> None:
+    """The README's Layout block: each entry of the first column, and every module and
+    package it names under src/sandlot/, is in the repository."""
+    (layout,) = [b for b in ALL if b.section == "Layout"]
+    missing = []
+    src = REPO / "src" / "sandlot"
+    for line in layout.code.splitlines():
+        first = line.split()[0] if line and not line[0].isspace() else ""
+        for path in re.findall(r"[\w.-]+(?:/[\w.-]+)*/?", first):
+            if not (REPO / path).exists():
+                missing.append(path)
+        if first == "src/sandlot/" or (not first and line.strip()):
+            rest = line.removeprefix("src/sandlot/")
+            for name in re.findall(r"(?<![\w/])([a-z_]+\.py|[a-z_]+/)", rest):
+                if not any((where / name).exists() for where in (src, src / "backends")):
+                    missing.append(f"src/sandlot/{name}")
+    assert not missing, f"README's Layout names paths that do not exist: {missing}"

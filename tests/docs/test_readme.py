@@ -211,16 +211,43 @@ def _install(block: readme.Block, tmp_path: Path, env: dict[str, str]) -> None:
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "pip>=24"],
                    env=env, check=True, timeout=240)
     script = re.sub(r"git\+https://\S+?sandlot\.git", f"git+file://{REPO}", block.code)
-    work = tmp_path / "clone"
-    shutil.copytree(REPO, work, ignore=shutil.ignore_patterns(".venv", ".git", "node_modules",
-                                                              "dist", "build", ".*cache"))
-    done = subprocess.run(["bash", "-c", "set -eu\n" + script], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=480)
-    _check(done, block)
-    version = subprocess.run(["sandlot", "--version"], env=env, capture_output=True, text=True,
-                             timeout=60)
-    assert version.stdout.startswith("sandlot "), version
-    where = subprocess.run([str(venv / "bin" / "python"), "-c",
-                            "import sandlot; print(sandlot.__file__)"], env=env,
-                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert where.stdout.startswith(str(venv)), where  # the installed copy, not the source tree
+    work = tmp_path / "clone"  # what a clone holds: the tracked files
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
+                             check=True, timeout=60).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (REPO / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, work / name)
+    python = str(venv / "bin" / "python")
+    for line in filter(None, (ln.split("  #")[0].strip() for ln in script.splitlines())):
+        # Each line installs sandlot itself, not "already satisfied" by the line before.
+        subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "sandlot"], env=env,
+                       capture_output=True, timeout=120)
+        done = subprocess.run(["bash", "-c", "set -eu\n" + line], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=480)
+        _check(done, block)
+        version = subprocess.run(["sandlot", "--version"], env=env, capture_output=True,
+                                 text=True, timeout=60)
+        assert version.stdout.startswith("sandlot "), (line, version)
+        where = subprocess.run([python, "-c", "import sandlot; print(sandlot.__file__)"],
+                               env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert where.stdout.startswith(str(venv)), (line, where)  # installed, not the source
+
+
+def test_layout_names_paths_that_exist() -> None:
+    """The README's Layout block: each entry of the first column, and every module and
+    package it names under src/sandlot/, is in the repository."""
+    (layout,) = [b for b in ALL if b.section == "Layout"]
+    missing = []
+    src = REPO / "src" / "sandlot"
+    for line in layout.code.splitlines():
+        first = line.split()[0] if line and not line[0].isspace() else ""
+        for path in re.findall(r"[\w.-]+(?:/[\w.-]+)*/?", first):
+            if not (REPO / path).exists():
+                missing.append(path)
+        if first == "src/sandlot/" or (not first and line.strip()):
+            rest = line.removeprefix("src/sandlot/")
+            for name in re.findall(r"(?<![\w/])([a-z_]+\.py|[a-z_]+/)", rest):
+                if not any((where / name).exists() for where in (src, src / "backends")):
+                    missing.append(f"src/sandlot/{name}")
+    assert not missing, f"README's Layout names paths that do not exist: {missing}"

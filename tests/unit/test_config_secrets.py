@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sandlot
 from sandlot import ConfigurationError
@@ -235,3 +237,32 @@ def test_the_renderer_masks_a_value_a_careless_validator_quotes() -> None:
         Careless(key=SECRET + "\0")
     text = describe(caught.value)
     assert text == "key: key '***' is wrong; give another"
+
+
+def _with_secret(value: Any, secret: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(SECRET, secret)
+    if isinstance(value, dict):
+        return {key: _with_secret(item, secret) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_secret(item, secret) for item in value]
+    return value
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(BAD),
+       tail=st.text(st.characters(codec="utf-8"), min_size=11, max_size=40))
+def test_any_secret_in_any_variant_stays_out_of_the_error(
+    case: tuple[str, Factory, dict[str, Any], str], tail: str
+) -> None:
+    # Quotes, backslashes, newlines, NUL, non-ASCII: no escaping lets a secret through.
+    # The leading letter keeps every variant invalid (a secret starting with "/" would be a
+    # valid workdir), so each example exercises an error.
+    secret = "k" + tail
+    _, factory, kw, _ = case
+    with pytest.raises(ConfigurationError) as caught:
+        factory(**_with_secret(kw, secret))
+    error = caught.value
+    for text in (str(error), repr(error), repr(error.args)):
+        for form in (secret, repr(secret)[1:-1], secret.encode("unicode_escape").decode()):
+            assert form not in text, text

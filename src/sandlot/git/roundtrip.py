@@ -414,6 +414,18 @@ async def _host_accepts(repo: str, branch: str, force: bool, rescue: bool) -> _T
     return _Target(root, branch, force, rescue, to_rescue=False)
 
 
+async def check_target(repo: str, branch: str, *, force: bool = False) -> Path:
+    """The checks pull_out makes on the host, for a command to make before it creates a
+    sandbox: `repo` is a git repository, `branch` a valid name that is free (or `force`) and
+    not checked out. Returns the repository's root; raises the typed error pull_out would."""
+    return (await _host_accepts(repo, branch, force, rescue=False)).root
+
+
+async def resolve(repo: str, ref: str) -> str:
+    """The commit `ref` names in `repo` (GitRefNotFoundError if none), as push_in reads it."""
+    return await _resolve(await toplevel(repo), ref)
+
+
 def _object_id(value: str, what: str) -> str:
     if not _OBJECT_ID.fullmatch(value):
         raise SandboxGitOutputError(

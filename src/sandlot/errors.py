@@ -524,6 +524,21 @@ class GitDestinationError(GitError, ConfigurationError):
     """`push_in` was pointed at a sandbox directory that already holds files."""
 
 
+class SandboxGitOutputError(GitError):
+    """The sandbox's git printed something that is not what pull_out asked for (a commit id
+    that is not 40 or 64 hex digits, a size that is not a number): a hostile or broken git in
+    the sandbox. Nothing of it reached the host's git; no host ref was written."""
+
+
+class GitStepTimeoutError(GitError):
+    """A step of the git round trip inside the sandbox (reading its repository, copying the
+    bundle out) did not finish within its bound; the message names the step."""
+
+
+class BundleTooLargeError(GitError):
+    """The bundle of the sandbox's new commits is larger than pull_out's `max_bundle`."""
+
+
 # --- The coder backend (sandlot.coder). Each is a subclass of the generic kind above, so code
 # that only knows the generic kinds still catches them. ---
 

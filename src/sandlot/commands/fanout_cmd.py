@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ from ..sandbox import ExecResult, Sandbox
 
 #: Bytes of each stream's tail kept per sandbox for the report.
 REPORT_TAIL = 4096
+#: Seconds an interrupted sandbox spends bringing its commits back before it is closed anyway.
+RESCUE_BOUND = 120.0
 
 
 def register(subparsers: Any) -> None:
@@ -69,9 +73,12 @@ def register(subparsers: Any) -> None:
         "as its own branch, --branch-prefix + index",
     )  # fmt: skip
     parser.add_argument(
-        "--branch-prefix", default="sandlot/try-",
-        help="with --repo: branch names are this plus the sandbox index (default sandlot/try-)",
+        "--branch-prefix",
+        help="with --repo: branch names are this plus the sandbox index (default "
+        "sandlot/try-<UTC time>-, so every run gets new branches)",
     )  # fmt: skip
+    parser.add_argument("--force", action="store_true",
+                        help="with --repo: move branches that exist already")
     parser.add_argument(
         "--commit-uncommitted", metavar="MESSAGE",
         help="with --repo: commit what the command left uncommitted, with this message",
@@ -104,10 +111,13 @@ async def run_command(args: argparse.Namespace) -> int:
     if args.repo and args.copy_in:
         return _usage_error("--repo and --copy-in both fill the worktree; give one of them")
     if args.repo:
-        # Every branch name is checked before any sandbox exists.
-        root = await git_host.toplevel(args.repo)
+        if args.branch_prefix is None:  # a fresh name per run: the same command works again
+            args.branch_prefix = await _fresh_prefix(args.repo, args.n)
+        # Every branch is checked (valid, free unless --force, not checked out) before any
+        # sandbox exists.
         for index in range(args.n):
-            await git_host.check_branch_name(root, f"{args.branch_prefix}{index}")
+            await git.roundtrip.check_target(args.repo, f"{args.branch_prefix}{index}",
+                                             force=args.force)
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -125,24 +135,43 @@ async def run_command(args: argparse.Namespace) -> int:
             await sandbox.copy_in(args.copy_in, sandbox.worktree)
         if args.repo:
             cwd = (await git.push_in(sandbox, repo=args.repo)).path
-        result = await sandbox.exec(
-            command,
-            cwd=cwd,
-            env={**env, "SANDLOT_FANOUT_INDEX": str(slot.index),
-                 "SANDLOT_FANOUT_LABEL": slot.label},
-            timeout=args.timeout,
-            max_output=REPORT_TAIL,
-        )
-        results[slot.index] = result
-        if args.repo:  # the work comes back whether or not the command succeeded
+
+        async def bring_back() -> None:
+            # rescue: a branch taken meanwhile never costs the commits (a rescue ref instead).
             back = await git.pull_out(sandbox, repo=args.repo,
                                       branch=f"{args.branch_prefix}{slot.index}",
-                                      commit_uncommitted=args.commit_uncommitted)
+                                      commit_uncommitted=args.commit_uncommitted,
+                                      force=args.force, rescue=True)
             branches[slot.index] = {
-                "branch": back.branch, "head": back.head,
+                "branch": back.branch, "head": back.head, "rescue_ref": back.rescue_ref,
                 "commits": [c.subject for c in back.commits],
                 "files": len(back.files), "uncommitted": back.uncommitted,
             }
+
+        pulled = False
+        try:
+            result = await sandbox.exec(
+                command,
+                cwd=cwd,
+                env={**env, "SANDLOT_FANOUT_INDEX": str(slot.index),
+                     "SANDLOT_FANOUT_LABEL": slot.label},
+                timeout=args.timeout,
+                max_output=REPORT_TAIL,
+            )
+            results[slot.index] = result
+            if args.repo:  # the work comes back whether or not the command succeeded
+                pulled = True
+                await bring_back()
+        except BaseException as exc:
+            # Interrupted (Ctrl-C, --fail-fast) or failed: the commits still come back before
+            # the sandbox is closed, within a bound; a pull that itself failed is not retried.
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            if args.repo and slot.index not in branches and (cancelled or not pulled):
+                with anyio.CancelScope(shield=True) as scope, \
+                        contextlib.suppress(Exception):
+                    scope.deadline = anyio.current_time() + RESCUE_BOUND
+                    await bring_back()
+            raise
         result.check()
         return result.exit_code
 
@@ -166,8 +195,11 @@ async def run_command(args: argparse.Namespace) -> int:
         extra.setdefault(index, {})["git"] = came_back
     console.print(summary(report, extra))
     for index, came_back in sorted(branches.items()):
-        what = (f"branch {came_back['branch']}: {len(came_back['commits'])} commit(s)"
-                if came_back["branch"] else "no new commits")
+        count = len(came_back["commits"])
+        what = (f"branch {came_back['branch']}: {count} commit(s)" if came_back["branch"]
+                else f"{came_back['rescue_ref']}: {count} commit(s) (the branch was taken; "
+                f"recover with `git branch NAME {came_back['rescue_ref']}`)"
+                if came_back["rescue_ref"] else "no new commits")
         progress.say(console, f"sandlot: [{index}] {what}")
     if args.report:
         _write_report(Path(args.report), report, extra)
@@ -178,6 +210,18 @@ async def run_command(args: argparse.Namespace) -> int:
     if interrupts.count:
         return 130
     return 0 if report.ok else 1
+
+
+async def _fresh_prefix(repo: str, n: int) -> str:
+    """`sandlot/try-<UTC time>-` (`-2`, `-3`, ... after the time when a run of the same second
+    took it), so that running the same fan-out again makes new branches."""
+    stamp = time.strftime("sandlot/try-%Y%m%dT%H%M%SZ", time.gmtime())
+    root = await git_host.toplevel(repo)
+    for attempt in range(1, 100):
+        prefix = f"{stamp}-" if attempt == 1 else f"{stamp}-{attempt}-"
+        if not any([await git_host.branch_exists(root, f"{prefix}{i}") for i in range(n)]):
+            return prefix
+    return f"{stamp}-{os.getpid()}-"
 
 
 def _chain(*callbacks: Any) -> Any:

@@ -71,6 +71,8 @@ async def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             progress.say(out, f"sandlot: {text}")
 
+    await git.roundtrip.check_target(args.repo, args.branch, force=args.force)
+    await git.roundtrip.resolve(args.repo, args.ref)
     provider = provider_from_args(args)
     started = time.monotonic()
     status(f"creating {provider.name} sandbox")
@@ -87,27 +89,75 @@ async def run(args: argparse.Namespace) -> int:
         for note in checkout.notes:
             status(f"note: {in_cli_words(note)}")
         command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
-        result = await sandbox.exec(
-            command, cwd=checkout.path, timeout=args.timeout, idle_timeout=args.idle_timeout,
-            max_output=0,
-            on_stdout=lambda line: print(line, flush=True),
-            on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
-        )
-        status(f"command exit code {result.exit_code}"
-               + (f" (silent for {args.idle_timeout}s)" if result.timed_out_by == "idle_timeout"
-                  else f" (timed out after {args.timeout}s)" if result.timed_out else ""))
-        back = await git.pull_out(sandbox, repo=args.repo, branch=args.branch,
-                                  commit_uncommitted=args.commit_uncommitted, force=args.force)
-    if back.branch is None:
+
+        async def bring_back() -> git.PullResult:
+            # rescue: a branch taken meanwhile never costs the commits (a rescue ref instead).
+            return await git.pull_out(sandbox, repo=args.repo, branch=args.branch,
+                                      commit_uncommitted=args.commit_uncommitted,
+                                      force=args.force, rescue=True)
+
+        try:
+            result = await sandbox.exec(
+                command, cwd=checkout.path, timeout=args.timeout,
+                idle_timeout=args.idle_timeout, max_output=0,
+                on_stdout=lambda line: print(line, flush=True),
+                on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
+            )
+            status(f"command exit code {result.exit_code}"
+                   + (f" (silent for {args.idle_timeout}s)"
+                      if result.timed_out_by == "idle_timeout"
+                      else f" (timed out after {args.timeout}s)" if result.timed_out else ""))
+            back = await bring_back()
+        except BaseException as exc:  # Ctrl-C, SIGTERM, a failure: the commits still come back
+            await _rescue(bring_back, exc, out, checkout, status)
+            raise
+    _report(back, checkout, out, status)
+    return 124 if result.timed_out else result.exit_code
+
+
+#: Seconds an interrupted or failed run spends bringing the commits back before it gives up.
+RESCUE_BOUND = 120.0
+
+
+async def _rescue(bring_back: Any, exc: BaseException, out: Any, checkout: git.GitCheckout,
+                  status: Any) -> None:
+    """Bring the commits back after `exc` ended the run early, within RESCUE_BOUND; what
+    happened is said on stderr. A second Ctrl-C or SIGTERM cancels this too."""
+    import asyncio
+
+    task = asyncio.current_task()
+    if isinstance(exc, asyncio.CancelledError) and task is not None:
+        task.uncancel()  # this task's awaits run again; the cancel is re-raised by the caller
+    why = "interrupted" if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) else \
+        f"failed ({type(exc).__name__})"
+    status(f"{why}: bringing the commits made so far back before the sandbox is closed "
+           f"(at most {RESCUE_BOUND:g}s; Ctrl-C again gives up)")
+    try:
+        async with asyncio.timeout(RESCUE_BOUND):
+            back = await bring_back()
+    except TimeoutError:
+        status(f"gave up bringing the commits back after {RESCUE_BOUND:g}s")
+        return
+    except Exception as error:  # the run's own failure is the one raised
+        status(f"could not bring the commits back: {error}")
+        return
+    _report(back, checkout, out, status)
+
+
+def _report(back: git.PullResult, checkout: git.GitCheckout, out: Any, status: Any) -> None:
+    where = (f"branch {back.branch}" if back.branch is not None else back.rescue_ref)
+    if where is None:
         status("no new commits came back; no branch was written")
     else:
-        status(f"{len(back.commits)} commit(s) came back as branch {back.branch} "
+        status(f"{len(back.commits)} commit(s) came back as {where} "
                f"({back.head[:12]}), {len(back.files)} file(s) changed:")
         for commit in back.commits:
             progress.say(out, f"  {commit.sha[:12]} {commit.subject} ({commit.author})")
         for change in back.files:
             moved = f"{change.old_path} -> " if change.old_path else ""
             progress.say(out, f"  {change.status} {moved}{change.path}")
+        if checkout.snapshot:
+            status(f"{where} also holds, below these, the uncommitted-changes commit "
+                   f"{checkout.base[:12]} that --include-uncommitted made of your work tree")
     for note in back.notes:
         status(f"note: {in_cli_words(note)}")
-    return 124 if result.timed_out else result.exit_code

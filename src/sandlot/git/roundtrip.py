@@ -13,20 +13,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import posixpath
+import re
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import anyio
 
 from .. import _shell
 from ..errors import (
     COMMIT_UNCOMMITTED,
     FORCE,
     BranchExistsError,
+    BundleTooLargeError,
     ConfigurationError,
     GitDestinationError,
     GitError,
     GitNotFoundError,
     GitRefNotFoundError,
+    GitStepTimeoutError,
+    SandboxGitOutputError,
     SandboxRepositoryError,
 )
 from ..sandbox import Sandbox
@@ -86,7 +93,8 @@ class FileChange:
 
 @dataclass(frozen=True)
 class PullResult:
-    """What came back. `branch` is None when there was nothing new (no branch was written)."""
+    """What came back. `branch` is None when there was nothing new (no branch was written), or
+    when the commits went to `rescue_ref` instead."""
 
     branch: str | None
     head: str
@@ -97,6 +105,8 @@ class PullResult:
     committed_uncommitted: bool = False
     rewritten: bool = False
     notes: list[str] = field(default_factory=list)
+    #: The ref the commits were kept under when `branch` could not be written (rescue=True).
+    rescue_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,31 +252,52 @@ async def _build(root: Path, staging: Path, commit: str, branch: str, depth: int
         sample.unlink()
 
 
-# ---- pull_out --------------------------------------------------------------------------------
+# ---- pull_out ----------------------------------------------------------------------------
 
+#: Seconds each step inside the sandbox (reading its repository and bundling, copying the
+#: bundle out) may take before pull_out gives up with GitStepTimeoutError.
+DEFAULT_STEP_TIMEOUT = 600.0
+#: Largest bundle pull_out accepts from a sandbox (BundleTooLargeError above it).
+DEFAULT_MAX_BUNDLE = 2 << 30
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+# Sandbox git runs with the settings a hostile repository config could turn into a hang or a
+# program run neutralised: no fsmonitor (a command run by status), no hooks, no signing program
+# for sandlot's own commit. sandlot's commit (commit_uncommitted) is sandlot's act, not the
+# agent's, so the agent's hooks do not run for it (the agent's own commits ran them already).
+# Whatever still stalls (a clean filter named in .gitattributes) is bounded by step_timeout;
+# whatever git prints is validated before any of it reaches the host (adr/0030).
 _STATE = r"""
 command -v git >/dev/null 2>&1 || exit 127
 cd -- "$1" 2>/dev/null && [ -d .git ] || exit 4
-has_base() { git rev-parse -q --verify "refs/sandlot/base^{commit}" >/dev/null; }
-if [ -n "$2" ] && { has_base || exit 5; } && [ -n "$(git status --porcelain)" ]; then
-  git add -A && git -c user.name="$(git config user.name || echo sandlot)" \
-    -c user.email="$(git config user.email || echo sandlot@sandbox.invalid)" \
-    commit -q -m "$2" || exit 1
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_CONFIG_PARAMETERS
+g() {
+  git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c commit.gpgSign=false \
+    -c core.untrackedCache=false "$@"
+}
+has_base() { g rev-parse -q --verify "refs/sandlot/base^{commit}" >/dev/null; }
+if [ -n "$2" ] && { has_base || exit 5; } && [ -n "$(g status --porcelain)" ]; then
+  g add -A && g -c user.name="$(g config user.name || echo sandlot)" \
+    -c user.email="$(g config user.email || echo sandlot@sandbox.invalid)" \
+    commit -q --no-verify -m "$2" </dev/null || exit 1
   echo committed
 else
   echo kept
 fi
-revs=$(git rev-parse "refs/sandlot/base^{commit}" HEAD) || { has_base || exit 5; exit 1; }
+revs=$(g rev-parse "refs/sandlot/base^{commit}" HEAD) || { has_base || exit 5; exit 1; }
 set -- $revs
 echo "$1"
 echo "$2"
+out=.git/sandlot-out.bundle
 # The bundle is made while status reads the work tree: neither waits for the other.
 bundling=
+rm -f "$out"
 if [ "$2" != "$1" ]; then
-  git bundle create -q .git/sandlot-out.bundle HEAD "^$1" & bundling=$!
+  g bundle create -q "$out" HEAD "^$1" & bundling=$!
 fi
-git status --porcelain=v1 -z --untracked-files=all || exit 1
+g status --porcelain=v1 -z --untracked-files=all >.git/sandlot-status || exit 1
 if [ -n "$bundling" ]; then wait "$bundling" || exit 6; fi
+if [ -f "$out" ]; then echo $(( $(wc -c <"$out") )); else echo 0; fi
+cat .git/sandlot-status; rm -f .git/sandlot-status
 """
 _BUNDLE_FAILED = 6
 
@@ -279,45 +310,66 @@ async def pull_out(
     dest: str | None = None,
     commit_uncommitted: str | None = None,
     force: bool = False,
+    rescue: bool = False,
+    step_timeout: float = DEFAULT_STEP_TIMEOUT,
+    max_bundle: int = DEFAULT_MAX_BUNDLE,
 ) -> PullResult:
     """Bring the commits made in the sandbox since its base back as host branch `branch`.
 
     Only refs are written on the host (objects, then `branch`); the checked-out branch, index
     and work tree are never touched. Uncommitted sandbox work is committed first when
-    `commit_uncommitted` is a message, else listed in `uncommitted`."""
+    `commit_uncommitted` is a message, else listed in `uncommitted`.
+
+    With `rescue`, when `branch` cannot be written (it exists and `force` is off, it is
+    checked out, or it appeared meanwhile) the commits come back to a new ref
+    `refs/sandlot/rescue/<branch>-<UTC time>` instead (`PullResult.rescue_ref`; `branch` is
+    then None), so they are never lost. Each step inside the sandbox is bounded by
+    `step_timeout` seconds (GitStepTimeoutError), the bundle by `max_bundle` bytes
+    (BundleTooLargeError)."""
     where = _shell.validate_sandbox_path(dest or sandbox.worktree, "pull_out source")
     message = commit_uncommitted or ""
     if "\0" in message:
         raise ConfigurationError("commit_uncommitted holds a NUL byte")
+    if not step_timeout > 0:
+        raise ConfigurationError(f"step_timeout must be a positive number, got {step_timeout!r}")
+    if not isinstance(max_bundle, int) or max_bundle < 1:
+        raise ConfigurationError(f"max_bundle must be a positive int, got {max_bundle!r}")
+    limits = _Limits(step_timeout, max_bundle)
     bundle = posixpath.join(where, ".git", "sandlot-out.bundle")
     leftover = True  # a bundle may be in the sandbox until _bring_back has removed it
     try:
         if message:
             # The sandbox is changed (a commit) only once the host has accepted the branch.
-            root = await _host_accepts(repo, branch, force)
-            state = await _sandbox_state(sandbox, where, message)
+            target = await _host_accepts(repo, branch, force, rescue)
+            state = await _sandbox_state(sandbox, where, message, limits)
         else:
             # Reading the sandbox (and bundling its new commits) changes nothing there, so it
             # runs while the host is checked: a refusal only leaves a bundle, removed below.
             # Both are awaited; the host's refusal is the one reported when both fail.
-            host, read = await asyncio.gather(_host_accepts(repo, branch, force),
-                                              _sandbox_state(sandbox, where, message),
+            host, read = await asyncio.gather(_host_accepts(repo, branch, force, rescue),
+                                              _sandbox_state(sandbox, where, message, limits),
                                               return_exceptions=True)
             if isinstance(host, BaseException):
                 raise host
             if isinstance(read, BaseException):
                 raise read
-            root, state = host, read
-        result = await _bring_back(sandbox, root, branch, force, state, bundle)
+            target, state = host, read
+        result = await _bring_back(sandbox, target, state, bundle, limits)
         leftover = False
     except BaseExceptionGroup as group:  # a failure of _bring_back's tasks: raise it as it is
         raise group.exceptions[0] from None
     finally:
         if leftover:
             # Cleanup of a failed pull must not hide why it failed (e.g. a vanished sandbox).
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), anyio.move_on_after(min(step_timeout, 30)):
                 await sandbox.exec(["rm", "-f", "--", bundle])
     return result
+
+
+@dataclass(frozen=True)
+class _Limits:
+    step_timeout: float
+    max_bundle: int
 
 
 @dataclass(frozen=True)
@@ -325,26 +377,78 @@ class _SandboxState:
     committed: bool
     base: str
     head: str
+    size: int
     uncommitted: list[str]
 
 
-async def _host_accepts(repo: str, branch: str, force: bool) -> Path:
-    """The host repository's root, once `branch` may be written there."""
+@dataclass(frozen=True)
+class _Target:
+    """Where the commits go on the host: `branch`, or a rescue ref when `to_rescue`."""
+
+    root: Path
+    branch: str
+    force: bool
+    rescue: bool
+    to_rescue: bool
+
+
+async def _host_accepts(repo: str, branch: str, force: bool, rescue: bool) -> _Target:
+    """The host repository's root, once `branch` may be written there (or, with `rescue`,
+    once a rescue ref will be written instead)."""
     root = await toplevel(repo)
     # Independent host checks, at once: each is a git process.
-    exists, _ = await asyncio.gather(branch_exists(root, branch),
-                                     _refuse_checked_out(root, f"refs/heads/{branch}"))
+    exists, taken = await asyncio.gather(branch_exists(root, branch),
+                                         _refuse_checked_out(root, f"refs/heads/{branch}"),
+                                         return_exceptions=True)
+    if isinstance(exists, BaseException):
+        raise exists
+    if isinstance(taken, BaseException):
+        if rescue and isinstance(taken, BranchExistsError):
+            return _Target(root, branch, force, rescue, to_rescue=True)
+        raise taken
     if exists and not force:
+        if rescue:
+            return _Target(root, branch, force, rescue, to_rescue=True)
         raise BranchExistsError(
             f"branch {branch!r} already exists in {root}; choose another name or "
             f"{FORCE.python} to move it"
         ).hinted(FORCE)
-    return root
+    return _Target(root, branch, force, rescue, to_rescue=False)
 
 
-async def _sandbox_state(sandbox: Sandbox, where: str, message: str) -> _SandboxState:
+async def check_target(repo: str, branch: str, *, force: bool = False) -> Path:
+    """The checks pull_out makes on the host, for a command to make before it creates a
+    sandbox: `repo` is a git repository, `branch` a valid name that is free (or `force`) and
+    not checked out. Returns the repository's root; raises the typed error pull_out would."""
+    return (await _host_accepts(repo, branch, force, rescue=False)).root
+
+
+async def resolve(repo: str, ref: str) -> str:
+    """The commit `ref` names in `repo` (GitRefNotFoundError if none), as push_in reads it."""
+    return await _resolve(await toplevel(repo), ref)
+
+
+def _object_id(value: str, what: str) -> str:
+    if not _OBJECT_ID.fullmatch(value):
+        raise SandboxGitOutputError(
+            f"the sandbox's git printed {value[:60]!r} as {what}, which is not a commit id (40 "
+            "or 64 hex digits): a replaced or broken git in the sandbox; nothing was written "
+            "on the host"
+        )
+    return value
+
+
+async def _sandbox_state(sandbox: Sandbox, where: str, message: str,
+                         limits: _Limits) -> _SandboxState:
     """The sandbox repository's base, HEAD and status; its new commits bundled when any."""
-    state = await sandbox.exec(["sh", "-c", _STATE, "sh", where, message])
+    state = await sandbox.exec(["sh", "-c", _STATE, "sh", where, message],
+                               timeout=limits.step_timeout)
+    if state.timed_out:
+        raise GitStepTimeoutError(
+            f"reading the sandbox repository at {where} (commit, status, bundle) took longer "
+            f"than {limits.step_timeout:g}s and was ended; a git setting or filter of that "
+            "repository may hang (e.g. a clean filter in .gitattributes)", stderr=state.stderr,
+        )
     if state.exit_code == GIT_MISSING:
         raise GitNotFoundError(f"git is not installed in sandbox {sandbox.name!r}: {_INSTALL}")
     if state.exit_code == _NO_REPOSITORY:
@@ -362,14 +466,64 @@ async def _sandbox_state(sandbox: Sandbox, where: str, message: str) -> _Sandbox
         raise GitError("bundling the sandbox's new commits failed", stderr=state.stderr)
     if state.exit_code != 0:
         raise GitError(f"reading the sandbox repository at {where} failed", stderr=state.stderr)
-    lines = state.stdout.split("\n", 3)
-    committed, base, head = (line.strip() for line in lines[:3])
-    return _SandboxState(committed == "committed", base, head,
-                         _status_paths(lines[3] if len(lines) > 3 else ""))
+    lines = state.stdout.split("\n", 4)
+    if len(lines) < 4 or lines[0] not in ("committed", "kept") or not lines[3].isdigit():
+        raise SandboxGitOutputError(
+            f"the sandbox's answer about its repository at {where} is not in the form sandlot "
+            f"asked for (it begins {state.stdout[:80]!r}): a replaced or broken git or shell in "
+            "the sandbox; nothing was written on the host"
+        )
+    base = _object_id(lines[1], "the base commit")
+    head = _object_id(lines[2], "HEAD")
+    return _SandboxState(lines[0] == "committed", base, head, int(lines[3]),
+                         _status_paths(lines[4] if len(lines) > 4 else ""))
 
 
-async def _bring_back(sandbox: Sandbox, root: Path, branch: str, force: bool,
-                      state: _SandboxState, bundle: str) -> PullResult:
+def _too_large(size: int, limits: _Limits) -> BundleTooLargeError:
+    return BundleTooLargeError(
+        f"the bundle of the sandbox's new commits is {size} bytes, more than max_bundle="
+        f"{limits.max_bundle} ({limits.max_bundle >> 20} MiB); pass a larger max_bundle= if "
+        "that much is expected"
+    )
+
+
+def _rescue_name(branch: str, attempt: int) -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"refs/sandlot/rescue/{branch}-{stamp}" + (f"-{attempt}" if attempt else "")
+
+
+async def _write_ref(target: _Target, head: str) -> tuple[str | None, str | None]:
+    """Write the branch (or a rescue ref): (branch, rescue_ref), one of them None.
+
+    Each write is conditional on the value sandlot saw (create-only, or with force the value
+    read just before): a ref changed meanwhile by someone else is never overwritten."""
+    root = target.root
+    if not target.to_rescue:
+        full = f"refs/heads/{target.branch}"
+        old = ""
+        if target.force:
+            seen = await git(root, "rev-parse", "-q", "--verify", "--end-of-options",
+                             f"{full}^{{commit}}", check=False)
+            old = seen.text.strip() if seen.code == 0 else ""
+        done = await git(root, "update-ref", "-m", "sandlot pull_out", "--end-of-options", full,
+                         head, old, check=False)
+        if done.code == 0:
+            return target.branch, None
+        if not target.rescue:
+            raise GitError(f"creating branch {target.branch} failed (exit {done.code}; did "
+                           "another program create or move it meanwhile?)", stderr=done.stderr)
+    for attempt in range(5):
+        rescue = _rescue_name(target.branch, attempt)
+        done = await git(root, "update-ref", "-m", "sandlot pull_out (rescue)",
+                         "--end-of-options", rescue, head, "", check=False)
+        if done.code == 0:
+            return None, rescue
+    raise GitError(f"writing a rescue ref for {target.branch} failed", stderr=done.stderr)
+
+
+async def _bring_back(sandbox: Sandbox, target: _Target, state: _SandboxState, bundle: str,
+                      limits: _Limits) -> PullResult:
+    root = target.root
     notes: list[str] = []
     if state.uncommitted:
         notes.append(f"{len(state.uncommitted)} uncommitted path(s) in the sandbox were not "
@@ -380,33 +534,49 @@ async def _bring_back(sandbox: Sandbox, root: Path, branch: str, force: bool,
                           uncommitted=state.uncommitted,
                           committed_uncommitted=state.committed,
                           notes=[*notes, "no new commits: no branch was written"])
+    if state.size > limits.max_bundle:
+        raise _too_large(state.size, limits)
     with tempfile.TemporaryDirectory(prefix="sandlot-bundle-") as tmp:
         local = Path(tmp) / "out.bundle"
-        await sandbox.copy_out(bundle, local)
+        with anyio.move_on_after(limits.step_timeout) as copying:
+            await sandbox.copy_out(bundle, local)
+        if copying.cancelled_caught:
+            raise GitStepTimeoutError(
+                f"copying the bundle of the sandbox's new commits ({state.size} bytes) out "
+                f"took longer than {limits.step_timeout:g}s"
+            )
+        size = local.stat().st_size
+        if size > limits.max_bundle:  # the sandbox said less than it handed over
+            raise _too_large(size, limits)
         # Objects only (fetch checks the bundle's prerequisites itself): no ref, no FETCH_HEAD.
         # The sandbox's copy of the bundle is removed meanwhile.
         async with asyncio.TaskGroup() as group:
             group.create_task(git(root, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                                  str(local), head, what="fetching the sandbox's commits"))
-            group.create_task(sandbox.exec(["rm", "-f", "--", bundle]))
-    full = f"refs/heads/{branch}"
-    # The branch and the report read only the fetched objects (the base is a prerequisite of
-    # the bundle, so the host has it too): all at once.
-    old = [] if force else [""]  # "" = the ref must not exist yet
+                                  "--end-of-options", str(local), head,
+                                  what="fetching the sandbox's commits"))
+            group.create_task(sandbox.exec(["rm", "-f", "--", bundle],
+                                           timeout=limits.step_timeout))
+    # The report reads only the fetched objects (the base is a prerequisite of the bundle, so
+    # the host has it too): all at once. The ref is written last, so a pull that fails leaves
+    # every host ref as it was.
     async with asyncio.TaskGroup() as group:
-        group.create_task(git(root, "update-ref", "-m", "sandlot pull_out", full, head, *old,
-                              what=f"creating branch {branch}"))
         commits = group.create_task(_commits(root, base, head))
         files = group.create_task(_files(root, base, head))
-        ancestry = group.create_task(git(root, "merge-base", "--is-ancestor", base, head,
-                                         check=False))
+        ancestry = group.create_task(git(root, "merge-base", "--is-ancestor",
+                                         "--end-of-options", base, head, check=False))
     rewritten = ancestry.result().code != 0
     if rewritten:
         notes.append("the sandbox rewrote history: the base is no longer an ancestor of its HEAD")
+    branch, rescue_ref = await _write_ref(target, head)
+    if rescue_ref is not None:
+        notes.append(
+            f"branch {target.branch!r} could not be written (it exists or is checked out); the "
+            f"commits are kept as {rescue_ref}: recover them with `git branch NAME {rescue_ref}`"
+        )
     return PullResult(
         branch=branch, head=head, base=base, commits=commits.result(), files=files.result(),
         uncommitted=state.uncommitted, committed_uncommitted=state.committed,
-        rewritten=rewritten, notes=notes,
+        rewritten=rewritten, notes=notes, rescue_ref=rescue_ref,
     )
 
 
@@ -436,8 +606,8 @@ async def _refuse_checked_out(root: Path, full: str) -> None:
 
 
 async def _commits(root: Path, base: str, head: str) -> list[Commit]:
-    out = await git(root, "log", "-z", "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s", f"^{base}",
-                    head)
+    out = await git(root, "log", "-z", "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s",
+                    "--end-of-options", f"^{base}", head)
     commits = []
     for record in out.text.split("\0"):
         if record.strip():
@@ -447,7 +617,7 @@ async def _commits(root: Path, base: str, head: str) -> list[Commit]:
 
 
 async def _files(root: Path, base: str, head: str) -> list[FileChange]:
-    out = await git(root, "diff", "--name-status", "-z", "-M", base, head)
+    out = await git(root, "diff", "--name-status", "-z", "-M", "--end-of-options", base, head)
     fields = out.text.split("\0")
     changes: list[FileChange] = []
     i = 0

@@ -11,6 +11,8 @@ import anyio
 import pytest
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from sandlot import Sandbox
 
 
@@ -95,3 +97,27 @@ async def drop_connection(sandbox: Sandbox) -> None:
         connection = sandbox.connection
         await eventually(lambda: not connection.connected, what="the connection drop")
     # local and docker hold no connection: every command is a process of its own.
+
+
+# Live (not zombie) processes whose environment holds TEST_TAG=$1; the search skips itself.
+_TAGGED_SCRIPT = r"""
+me=$$
+for e in /proc/[0-9]*/environ; do
+  p=${e#/proc/}; p=${p%/environ}
+  [ "$p" = "$me" ] && continue
+  tr '\000' '\n' < "$e" 2>/dev/null | grep -qx "TEST_TAG=$1" || continue
+  s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f1)
+  [ -n "$s" ] && [ "$s" != Z ] && echo "$p"
+done
+true
+"""
+
+
+async def tagged_processes(backend: ModuleType, sandbox: Sandbox, tag: str) -> list[int]:
+    """Live processes carrying TEST_TAG=<tag> that `sandbox`'s commands started: searched on
+    the host for the local backend (bubblewrap's PID namespaces are children of the host's),
+    else by a command inside the sandbox."""
+    if backend.NAME.startswith("local"):
+        return host_tagged(tag)
+    found = await sandbox.exec(["sh", "-c", _TAGGED_SCRIPT, "sh", tag], check=True)
+    return [int(pid) for pid in found.stdout.split()]

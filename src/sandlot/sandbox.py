@@ -154,6 +154,15 @@ class RunningCommand(ABC):
     async def kill(self) -> None:
         """End the command's whole process tree. Idempotent; harmless after exit."""
 
+    async def signal_group(self) -> None:
+        """Send the kill to the command's process group without waiting for its output to end.
+
+        A backend whose `kill()` then waits for the output (which a process that left the
+        group may hold open) overrides this, so the sandbox can end those processes first;
+        `kill()` after it does not signal again. The default is `kill()`.
+        """
+        await self.kill()
+
 
 class _MarkedCommand(RunningCommand):
     """A backend's command plus its run mark: ending it also ends whatever it spawned that
@@ -181,9 +190,12 @@ class _MarkedCommand(RunningCommand):
             await self.inner.kill()
             return
         # The group first: a shell that wraps the command (a Coder agent's bash) must die with
-        # it, not see its child killed and report "Killed" on the command's stderr.
-        await self.inner.kill()
+        # it, not see its child killed and report "Killed" on the command's stderr. Only then
+        # the marked processes, BEFORE waiting for the output to end: one that left the group
+        # holds it open, and the wait would last its whole grace (a 1 s timeout took 6 s).
+        await self.inner.signal_group()
         await self.sandbox._end_marked(self.mark)
+        await self.inner.kill()
 
 
 class Process:
@@ -430,9 +442,40 @@ class Sandbox(ABC):
                 f"{MAX_LINE - 1} bytes (a single argument on Linux): pass large input through "
                 "stdin= or a file copied in with copy_in"
             )
-        running = _MarkedCommand(await self._spawn(spec), self, mark)
+        running = _MarkedCommand(await self._spawn_whole(spec, mark), self, mark)
         self._running.add(running)
         return running
+
+    async def _spawn_whole(self, spec: SpawnSpec, mark: str) -> RunningCommand:
+        """`_spawn`, which a cancel cannot cut in half.
+
+        A cancel that lands while a backend starts a command would abandon a command that has
+        begun: asyncio kills only the direct child of a cancelled create_subprocess_exec (its
+        children live on), and a `docker exec` or SSH channel cut mid-start may still start
+        the command after the caller gave up on it. So the start runs to its end in a task of
+        its own, and a cancel meanwhile ends the started command's whole tree (group and run
+        mark) before it is raised. A start that does not finish within `SWEEP_TIMEOUT` after
+        the cancel is cancelled itself; whatever of it began is then found by its mark.
+        """
+        starting = asyncio.ensure_future(self._spawn(spec))
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            with anyio.CancelScope(shield=True):
+                await self._end_half_started(starting, mark)
+            raise
+
+    async def _end_half_started(self, starting: asyncio.Future[RunningCommand], mark: str) -> None:
+        done, _ = await asyncio.wait([starting], timeout=SWEEP_TIMEOUT)
+        if not done:
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+        if starting.cancelled() or starting.exception() is not None:
+            await self._end_marked(mark)  # whatever began before the start failed
+            return
+        with contextlib.suppress(Exception):  # the cancel is what the caller is owed
+            await _MarkedCommand(starting.result(), self, mark).kill()
 
     @property
     def processes(self) -> DurableProcesses:

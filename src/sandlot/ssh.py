@@ -632,6 +632,7 @@ class SSHCommand(RunningCommand):
         self._pid_known = asyncio.Event()
         self._announcement = PidAnnouncement() if announce_pid else None
         self._killed = False
+        self._signalled = False  # the group kill was sent (signal_group)
         self._pumps = [
             asyncio.ensure_future(self._pump(process.stdout, self._deliver_out)),
             asyncio.ensure_future(self._pump_stderr()),
@@ -709,15 +710,21 @@ class SSHCommand(RunningCommand):
     async def wait(self) -> int:
         return await asyncio.shield(self._done)
 
-    async def kill(self) -> None:
-        if self._done.done():
+    async def signal_group(self) -> None:
+        if self._done.done() or self._signalled:
             return
         self._killed = True
+        self._signalled = True
         if self._conn.connected:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._pid_known.wait(), PID_WAIT)
             if self._pid is not None and not self._done.done():
                 await self._conn.kill_group(self._pid)
+
+    async def kill(self) -> None:
+        if self._done.done():
+            return
+        await self.signal_group()
         try:
             await asyncio.wait_for(asyncio.shield(self._done), KILL_GRACE)
         except (TimeoutError, ConnectionLostError):

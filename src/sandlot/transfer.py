@@ -36,9 +36,12 @@ _ERR_LIMIT = 64 << 10
 
 # Sandbox-side scripts. Positional parameters carry every path, so no path is ever parsed by
 # the shell; exit 41/44 are our own "wrong kind of destination" / "source missing" codes.
+# `tar -xo` (GNU, busybox and BSD tar alike) gives the files to the user commands run as
+# instead of the host's owners: a root without CAP_CHOWN (bubblewrap) could not, and `docker
+# cp` (the large-copy path) does the same.
 _UNPACK_DIR = r"""
 D=$1; P=$2; S=$3
-mkdir -p -- "$P" && rm -rf -- "$S" && mkdir -- "$S" && tar -xf - -C "$S" || {
+mkdir -p -- "$P" && rm -rf -- "$S" && mkdir -- "$S" && tar -xof - -C "$S" || {
   rc=$?; cat >/dev/null; rm -rf -- "$S"; exit $rc; }
 if [ -e "$D" ] || [ -L "$D" ]; then
   if [ ! -d "$D" ]; then rm -rf -- "$S"

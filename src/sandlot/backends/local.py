@@ -32,6 +32,7 @@ from .._tree import remove_tree
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import RunningCommand, Sandbox, SpawnSpec
+from .local_bwrap import confinement
 from .local_env import check_inherit_env, sandbox_environment
 from .local_netns import SharedNetwork
 
@@ -122,7 +123,7 @@ class LocalProvider(IsolatedSandboxProvider):
                     f"attach: {self.options.attach!r} is not a directory; give the worktree "
                     "path of the sandbox to attach to (sandbox.worktree)"
                 )
-            return await self._finish(LocalSandbox(path, self.options, bwrap))
+            return await self._finish(LocalSandbox(path, self.options, bwrap), made=False)
         root = self.options.root
         if root is not None and not os.path.isdir(root):
             raise ConfigurationError(f"local root {root!r} is not a directory; create it first")
@@ -130,12 +131,25 @@ class LocalProvider(IsolatedSandboxProvider):
             path = tempfile.mkdtemp(prefix="sandlot-", dir=root)
         except OSError as exc:
             raise SandboxStartError(f"cannot make a worktree: {exc}", provider="local") from exc
-        return await self._finish(LocalSandbox(os.path.realpath(path), self.options, bwrap))
+        return await self._finish(
+            LocalSandbox(os.path.realpath(path), self.options, bwrap), made=True
+        )
 
     @staticmethod
-    async def _finish(sandbox: LocalSandbox) -> LocalSandbox:
-        if sandbox._bwrap is not None:
-            sandbox._network = await SharedNetwork.start(sandbox._bwrap)
+    async def _finish(sandbox: LocalSandbox, *, made: bool) -> LocalSandbox:
+        """Start what a bwrap sandbox needs; a creation that fails or is cancelled here takes
+        back what it made (the worktree, if it made it, and the network holder)."""
+        try:
+            if sandbox._bwrap is not None:
+                sandbox._confinement = await confinement(sandbox._bwrap)
+                sandbox._network = await SharedNetwork.start(sandbox._bwrap)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                if sandbox._network is not None:
+                    await sandbox._network.stop()
+                if made:
+                    await asyncio.to_thread(remove_tree, sandbox.worktree)
+            raise
         return sandbox
 
 
@@ -237,14 +251,17 @@ class LocalSandbox(Sandbox):
         self._env = sandbox_environment(options.env, options.inherit_env)
         #: Under bwrap: the namespace every command shares (None: one per command).
         self._network: SharedNetwork | None = None
+        #: Under bwrap: no capabilities, a user namespace where possible (local_bwrap.py).
+        self._confinement: tuple[str, ...] = ()
 
-    def _wrap(self, line: str, *, die_with_parent: bool = True) -> list[str]:
+    def _wrap(self, line: str, *, die_with_parent: bool = True, tty: bool = False) -> list[str]:
         if self._bwrap is None:
             return ["sh", "-c", line]
+        argv = self._bwrap_argv(line, unshare_net=self._network is None,
+                                die_with_parent=die_with_parent, tty=tty)
         if self._network is not None:
-            return [*self._network.prefix(),
-                    *self._bwrap_argv(line, unshare_net=False, die_with_parent=die_with_parent)]
-        return self._bwrap_argv(line, unshare_net=True, die_with_parent=die_with_parent)
+            return [*self._network.prefix(), *argv]
+        return argv
 
     async def _spawn_detached(
         self, argv: list[str], *, cwd: str, env: dict[str, str]
@@ -275,11 +292,15 @@ class LocalSandbox(Sandbox):
         return self.options.on_close == "delete"
 
     def _bwrap_argv(
-        self, line: str, *, unshare_net: bool, die_with_parent: bool = True
+        self, line: str, *, unshare_net: bool, die_with_parent: bool = True, tty: bool = False
     ) -> list[str]:
         assert self._bwrap is not None
         return [
             self._bwrap,
+            *self._confinement,
+            # A session of its own, so no terminal of the host's is its controlling one (no
+            # TIOCSTI into the caller's shell); a PTY session keeps the PTY sandlot made it.
+            *([] if tty else ["--new-session"]),
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--dev-bind", "/dev/pts", "/dev/pts",  # so a PTY made outside shows up inside
@@ -324,7 +345,7 @@ class LocalSandbox(Sandbox):
         stderr: BinaryIO,
         tty: bool,
     ) -> int:
-        cmd = self._wrap(_shell.render(argv, cwd=cwd, env=env))
+        cmd = self._wrap(_shell.render(argv, cwd=cwd, env=env), tty=tty)
         if tty:
             return await asyncio.to_thread(run_with_pty, cmd, self._env, stdin, stdout)
         return await asyncio.to_thread(run_piped, cmd, self._env, stdin, stdout, stderr)

@@ -20,6 +20,8 @@ import os
 import shutil
 import signal
 
+import anyio
+
 log = logging.getLogger("sandlot.local")
 
 
@@ -37,19 +39,22 @@ class SharedNetwork:
     async def stop(self) -> None:
         if self._proc.stdin is not None:
             self._proc.stdin.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._proc.pid, signal.SIGKILL)
-        await self._proc.wait()
+        await _end(self._proc)
 
     @classmethod
     async def start(cls, bwrap: str) -> SharedNetwork | None:
-        """The holder, or None (logged) where commands cannot join its namespace."""
+        """The holder, or None (logged) where commands cannot join its namespace.
+
+        Cancel-safe: a cancel (or failure) at any point ends the holder before it is raised.
+        """
         nsenter = shutil.which("nsenter")
         if nsenter is None:
             log.info("bwrap sandbox: nsenter missing; every command gets its own network")
             return None
         read_fd, write_fd = os.pipe()
         try:
+            # A cancel inside this call kills bwrap (asyncio kills the child it was starting);
+            # its namespaced child goes with it (--die-with-parent).
             proc = await asyncio.create_subprocess_exec(
                 bwrap, "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev",
                 "--proc", "/proc", "--die-with-parent", "--info-fd", str(write_fd),
@@ -60,19 +65,37 @@ class SharedNetwork:
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
             )
+        except BaseException:
+            os.close(read_fd)
+            raise
         finally:
             os.close(write_fd)
+        # The description is read in a thread, which a cancel cannot stop: the pipe is closed
+        # only once that thread is done (the holder's end closes when it ends).
+        reading = asyncio.get_running_loop().run_in_executor(None, _read_info, read_fd)
+        held: SharedNetwork | None = None
         try:
-            info = await asyncio.wait_for(asyncio.to_thread(_read_info, read_fd), 30)
+            held = await cls._settle(proc, reading, nsenter)
+            return held
+        finally:
+            with anyio.CancelScope(shield=True):
+                if held is None or not reading.done():
+                    await _end(proc)  # failed or cancelled: no holder is left behind
+                with contextlib.suppress(Exception):
+                    await reading
+                os.close(read_fd)
+
+    @classmethod
+    async def _settle(
+        cls, proc: asyncio.subprocess.Process, reading: asyncio.Future[object], nsenter: str
+    ) -> SharedNetwork | None:
+        try:
+            info = await asyncio.wait_for(asyncio.shield(reading), 30)
         except (TimeoutError, ValueError):
             info = None
-        finally:
-            os.close(read_fd)
         pid = info.get("child-pid") if isinstance(info, dict) else None
         if not isinstance(pid, int):
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+            await _end(proc)
             log.info("bwrap sandbox: no shared network namespace; one per command")
             return None
         held = cls(proc, pid, nsenter)
@@ -85,6 +108,14 @@ class SharedNetwork:
                      "command gets its own network and forward_port is unavailable")
             return None
         return held
+
+
+async def _end(proc: asyncio.subprocess.Process) -> None:
+    """Kill the holder's group and reap it (once reaped, its pid may be another's)."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    await proc.wait()
 
 
 def _read_info(fd: int) -> object:

@@ -116,6 +116,7 @@ class DockerCommand(RunningCommand):
         self._announcement = PidAnnouncement()
         self._announced = asyncio.Event()
         self._killed = False
+        self._signalled = False  # the group kill was sent (signal_group)
         self._tail = bytearray()  # last bytes of stderr, to spot a client failure at the end
         self._tasks = [
             asyncio.ensure_future(self._pump_out()),
@@ -192,10 +193,11 @@ class DockerCommand(RunningCommand):
     async def wait(self) -> int:
         return await asyncio.shield(self._done)
 
-    async def kill(self) -> None:
+    async def signal_group(self) -> None:
         self._killed = True
-        if self._done.done():
+        if self._done.done() or self._signalled:
             return
+        self._signalled = True
         if self.pid is None:
             waiter = asyncio.ensure_future(self._announced.wait())
             await asyncio.wait([waiter, self._done], timeout=ANNOUNCE_WAIT,
@@ -204,6 +206,12 @@ class DockerCommand(RunningCommand):
         if self.pid is not None and not self._done.done():
             with contextlib.suppress(Exception):
                 await self._sandbox.kill_group(self.pid)
+
+    async def kill(self) -> None:
+        self._killed = True
+        if self._done.done():
+            return
+        await self.signal_group()
         try:
             await asyncio.wait_for(asyncio.shield(self._done), DRAIN_AFTER_KILL)
         except TimeoutError:

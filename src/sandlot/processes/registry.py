@@ -28,6 +28,9 @@ DEFAULT_SEGMENT_BYTES = 1 << 20
 #: ... of which the newest this many (so at most 8 MiB of a process's output is kept).
 DEFAULT_KEEP_SEGMENTS = 8
 
+#: How long start() waits for the supervisor to detach before it gives up on the start.
+DETACH_SECONDS = 30
+
 log = logging.getLogger("sandlot")
 
 _ID = re.compile(r"[0-9a-f]{12}\Z")
@@ -116,6 +119,17 @@ class DurableProcesses:
                  str(self.segment_bytes), str(self.keep_segments), str(limit), str(idle), line],
                 cwd=workdir, env=checked_env,
             )
+            # The hook returns once the supervisor was launched, not once it runs: until it
+            # has detached, it still holds the starting command's mark, and a close (even
+            # one that leaves) sweeping that mark would end it before it wrote anything.
+            state = (await self.run_script(scripts.DETACHED, process.directory,
+                                           str(DETACH_SECONDS))).strip()
+            if state != "up":
+                raise ProcessStartError(
+                    f"cannot start a durable process in {self.sandbox.name!r}: its supervisor "
+                    f"did not start within {DETACH_SECONDS}s (the sandbox may be overloaded); "
+                    "try again"
+                )
         except BaseException:
             # Nothing half-started stays behind: the directory goes with the failed start.
             await _forget(self, process)

@@ -10,6 +10,8 @@ directory (`<root>/<id>/`):
                 up to `seg` bytes, and only the newest `keep` are kept, so the files stay
                 bounded however much the command prints
 * `beat`     -- epoch seconds, rewritten every second while the supervisor lives
+* `detached` -- the supervisor runs in its own session under the process's own run mark and
+                has started the command (`start()` returns only once this exists)
 * `signal.<n>` -- a signal name someone asked for; the supervisor delivers it and removes it
 * `ended_by` -- `timeout` or `idle_timeout` when the supervisor ended the command itself
 * `exit`     -- the command's exit status (128+N after signal N), written once it ended
@@ -62,6 +64,9 @@ fi
   : > "$d/eof" ) < "$d/pipe" &
 setsid sh -c "$6" < /dev/null > "$d/pipe" 2>&1 &
 pid=$!
+# From here nothing of this process holds the mark of the command that started it, so a close
+# that sweeps that command's sandbox cannot end it: start() waits for this file.
+: > "$d/detached"
 # The whole group: dash and bash take `kill -s SIG -- -PID`, busybox only `kill -s SIG -PID`.
 group() { kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/null ||
   kill -s "$1" "$pid" 2>/dev/null; }
@@ -149,6 +154,18 @@ for d in "$root"/*; do
     "$(cat "$d/exit" 2>/dev/null)" "$(cat "$d/ended_by" 2>/dev/null)" "$total" \
     "$(cat "$d/cwd.b64")" "$(cat "$d/command.b64")"
 done
+"""
+
+#: Wait up to $2 seconds (in twentieths) for the supervisor to say it detached: prints `up`,
+#: or `late`. $1 dir  $2 seconds
+DETACHED = r"""
+d=$1 ticks=$(($2 * 20)) n=0
+until [ -e "$d/detached" ]; do
+  [ "$n" -ge "$ticks" ] && { echo late; exit 0; }
+  n=$((n + 1))
+  sleep 0.05 2>/dev/null || { sleep 1; n=$((n + 19)); }
+done
+echo up
 """
 
 #: Ask the supervisor to deliver a signal. $1 dir  $2 signal name  $3 seconds until lost

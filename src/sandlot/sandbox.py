@@ -495,8 +495,9 @@ class Sandbox(ABC):
         self, argv: list[str], *, cwd: str, env: dict[str, str]
     ) -> None:
         """Backend hook: start `argv` in a session of its own, detached from every command and
-        from this program, and return once it began. The default starts it from a command
-        that returns at once (its processes outlive the command on every remote backend)."""
+        from this program. It may return before `argv` runs: the caller waits for a sign of
+        life from it (the durable supervisor's `detached` file). The default starts it from a
+        command that returns at once (its processes outlive the command on every backend)."""
         result = await self.exec(
             ["sh", "-c", '( setsid "$@" </dev/null >/dev/null 2>&1 & )', "sandlot-detach",
              *argv],

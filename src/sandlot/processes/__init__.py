@@ -6,6 +6,7 @@ program attached to the same sandbox. See `DurableProcesses`.
 """
 
 from .models import DurableProcessInfo, EndedBy, OutputChunk, ProcessState
+from .parse import ProcessRecordError
 from .process import DurableProcess
 from .registry import DurableProcesses
 
@@ -15,5 +16,6 @@ __all__ = [
     "DurableProcesses",
     "EndedBy",
     "OutputChunk",
+    "ProcessRecordError",
     "ProcessState",
 ]

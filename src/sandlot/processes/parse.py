@@ -13,11 +13,20 @@ from .models import DurableProcessInfo, EndedBy, ProcessState
 LOST_AFTER = 15
 
 
+#: The file in a process's directory each record field comes from (for the error's message).
+FILES = {
+    "exit": "exit", "beat": "beat", "started": "started", "ended_by": "ended_by",
+    "cwd": "cwd.b64", "command": "command.b64", "total": "out.*",
+}
+
+
 def records(text: str) -> list[dict[str, str]]:
     """`key=value` lines, split into records at `--` lines."""
     found: list[dict[str, str]] = []
     current: dict[str, str] = {}
-    for line in text.splitlines():
+    # Only "\n" ends a line: str.splitlines() also splits at \r, \x1c, \x85 ... which a
+    # tampered record file could carry to forge a field of another record.
+    for line in text.split("\n"):
         if line == "--":
             found.append(current)
             current = {}
@@ -32,7 +41,7 @@ def records(text: str) -> list[dict[str, str]]:
 
 def b64text(value: str) -> str:
     try:
-        return base64.b64decode(value, validate=False).decode("utf-8", "surrogateescape")
+        return base64.b64decode(value, validate=True).decode("utf-8", "surrogateescape")
     except (binascii.Error, ValueError):
         raise ProcessRecordError(f"unreadable process record field {value[:40]!r}") from None
 
@@ -50,28 +59,51 @@ def number(record: dict[str, str], key: str, default: int | None = None) -> int:
 
 
 def info(process_id: str, record: dict[str, str], now: int) -> DurableProcessInfo:
-    exit_raw = record.get("exit", "").strip()
-    exit_code = number(record, "exit") if exit_raw else None
-    state: ProcessState
-    if exit_code is not None:
-        state = "exited"
-    elif now - number(record, "beat", 0) > LOST_AFTER:
-        state = "lost"
-    else:
-        state = "running"
-    ended = record.get("ended_by", "").strip()
-    ended_by: EndedBy | None = None
-    if ended == "timeout":
-        ended_by = "timeout"
-    elif ended == "idle_timeout":
-        ended_by = "idle_timeout"
+    """The info of one record; a field the sandbox spoiled raises `ProcessRecordError` naming
+    the process and its file."""
+    field = "exit"
+    try:
+        exit_raw = record.get("exit", "").strip()
+        exit_code = number(record, "exit") if exit_raw else None
+        field = "beat"
+        beat = number(record, "beat", 0)
+        state: ProcessState
+        if exit_code is not None:
+            state = "exited"
+        elif now - beat > LOST_AFTER:
+            state = "lost"
+        else:
+            state = "running"
+        field = "ended_by"
+        ended = record.get("ended_by", "").strip()
+        ended_by: EndedBy | None = None
+        if ended == "timeout":
+            ended_by = "timeout"
+        elif ended == "idle_timeout":
+            ended_by = "idle_timeout"
+        elif ended:
+            raise ProcessRecordError(f"unknown value {ended[:40]!r}")
+        field = "command"
+        command = b64text(record.get("command", ""))
+        field = "cwd"
+        cwd = b64text(record.get("cwd", ""))
+        field = "started"
+        started_at = number(record, "started", 0)
+        field = "total"
+        output_bytes = number(record, "total", 0)
+    except ProcessRecordError as exc:
+        raise ProcessRecordError(
+            f"durable process {process_id}: its record file {FILES[field]!r} is unreadable "
+            f"({exc}); something in the sandbox changed it. Its other files are as they were; "
+            "delete its directory to drop it"
+        ) from None
     return DurableProcessInfo(
         id=process_id,
-        command=b64text(record.get("command", "")),
-        cwd=b64text(record.get("cwd", "")),
-        started_at=number(record, "started", 0),
+        command=command,
+        cwd=cwd,
+        started_at=started_at,
         state=state,
         exit_code=exit_code,
         ended_by=ended_by,
-        output_bytes=number(record, "total", 0),
+        output_bytes=output_bytes,
     )

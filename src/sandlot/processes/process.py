@@ -177,7 +177,10 @@ class DurableProcess:
             if deadline is not None:
                 span = min(span, max(deadline - time.monotonic(), 0.0))
             quarters = max(math.ceil(span * 4), 1)
-            state = (await self._run(scripts.WAIT, str(quarters), str(parse.LOST_AFTER))).strip()
+            state = (await self._processes.run_script(
+                scripts.WAIT, self.directory, str(quarters), str(parse.LOST_AFTER),
+                seconds=quarters / 4 + scripts.SCRIPT_SECONDS,
+            )).strip()
             if state == "missing":
                 raise self._missing()
             if state in ("exited", "lost"):

@@ -28,6 +28,13 @@ DEFAULT_SEGMENT_BYTES = 1 << 20
 #: ... of which the newest this many (so at most 8 MiB of a process's output is kept).
 DEFAULT_KEEP_SEGMENTS = 8
 
+#: list() prints at most this many records, and stops after about this many bytes of them.
+LIST_MAX_RECORDS = 10_000
+LIST_MAX_BYTES = 6 << 20
+
+#: How long start() waits for the supervisor to detach before it gives up on the start.
+DETACH_SECONDS = 30
+
 log = logging.getLogger("sandlot")
 
 _ID = re.compile(r"[0-9a-f]{12}\Z")
@@ -67,9 +74,20 @@ class DurableProcesses:
         self.segment_bytes = segment_bytes
         self.keep_segments = keep_segments
 
-    async def run_script(self, script: str, *args: str, max_output: int = 1 << 16) -> str:
+    async def run_script(
+        self, script: str, *args: str, max_output: int = 1 << 16,
+        seconds: float = scripts.SCRIPT_SECONDS,
+    ) -> str:
         result = await self.sandbox.exec(["sh", "-c", script, "sandlot-processes", *args],
-                                         cwd="/", max_output=max_output)
+                                         cwd="/", max_output=max_output, timeout=seconds)
+        if result.timed_out:
+            # The scripts open only regular files, but the sandbox can swap one for a FIFO
+            # between the check and the open: no read of its files may wait for ever.
+            raise parse.ProcessRecordError(
+                f"reading durable processes in {self.sandbox.name!r} did not finish in "
+                f"{seconds:g}s: a file under {self.root} blocks reads (a FIFO in place of a "
+                "record?) or the sandbox is overloaded"
+            )
         if result.exit_code != 0 or result.truncated:
             raise parse.ProcessRecordError(
                 f"reading durable processes in {self.sandbox.name!r} failed (exit "
@@ -116,6 +134,18 @@ class DurableProcesses:
                  str(self.segment_bytes), str(self.keep_segments), str(limit), str(idle), line],
                 cwd=workdir, env=checked_env,
             )
+            # The hook returns once the supervisor was launched, not once it runs: until it
+            # has detached, it still holds the starting command's mark, and a close (even
+            # one that leaves) sweeping that mark would end it before it wrote anything.
+            state = (await self.run_script(scripts.DETACHED, process.directory,
+                                           str(DETACH_SECONDS),
+                                           seconds=DETACH_SECONDS + scripts.SCRIPT_SECONDS)).strip()
+            if state != "up":
+                raise ProcessStartError(
+                    f"cannot start a durable process in {self.sandbox.name!r}: its supervisor "
+                    f"did not start within {DETACH_SECONDS}s (the sandbox may be overloaded); "
+                    "try again"
+                )
         except BaseException:
             # Nothing half-started stays behind: the directory goes with the failed start.
             await _forget(self, process)
@@ -124,12 +154,30 @@ class DurableProcesses:
 
     async def list(self) -> list[DurableProcessInfo]:
         """Every durable process whose files are in this sandbox, oldest first."""
-        out = await self.run_script(scripts.LIST, self.root, max_output=8 << 20)
+        out = await self.run_script(scripts.LIST, self.root, str(LIST_MAX_RECORDS),
+                                    str(LIST_MAX_BYTES), max_output=8 << 20)
         found = parse.records(out)
         if not found:
             return []
         now = parse.number(found[0], "now")
-        infos = [parse.info(rec["id"], rec, now) for rec in found[1:] if "id" in rec]
+        infos: list[DurableProcessInfo] = []
+        for record in found[1:]:
+            if "more" in record:
+                log.warning(
+                    "sandbox %s: list() shows %d durable processes and leaves out %s more "
+                    "(at most %d, or about %d MiB of records, per list); remove() ended ones",
+                    self.sandbox.name, len(infos), record["more"][:20], LIST_MAX_RECORDS,
+                    LIST_MAX_BYTES >> 20,
+                )
+                continue
+            if not _ID.match(record.get("id", "")):
+                continue
+            try:
+                infos.append(parse.info(record["id"], record, now))
+            except parse.ProcessRecordError as exc:
+                # One spoiled record is that process's error (get() raises it), not the list's.
+                log.warning("sandbox %s: durable process left out of list(): %s",
+                            self.sandbox.name, exc)
         return sorted(infos, key=lambda info: (info.started_at, info.id))
 
     async def get(self, process_id: str) -> DurableProcess:

@@ -10,6 +10,8 @@ directory (`<root>/<id>/`):
                 up to `seg` bytes, and only the newest `keep` are kept, so the files stay
                 bounded however much the command prints
 * `beat`     -- epoch seconds, rewritten every second while the supervisor lives
+* `detached` -- the supervisor runs in its own session under the process's own run mark and
+                has started the command (`start()` returns only once this exists)
 * `signal.<n>` -- a signal name someone asked for; the supervisor delivers it and removes it
 * `ended_by` -- `timeout` or `idle_timeout` when the supervisor ended the command itself
 * `exit`     -- the command's exit status (128+N after signal N), written once it ended
@@ -20,6 +22,9 @@ the process (a PID namespace per command under bubblewrap) and never signal a re
 """
 
 from __future__ import annotations
+
+#: How long one script reading the processes' files may run (a wait: its own span longer).
+SCRIPT_SECONDS = 60.0
 
 #: Makes a process's directory before its supervisor starts (a failure here loses nothing).
 #: $1 dir  $2 command, base64  $3 cwd, base64  $4 a .gitignore to create if missing  $5 cwd
@@ -62,6 +67,9 @@ fi
   : > "$d/eof" ) < "$d/pipe" &
 setsid sh -c "$6" < /dev/null > "$d/pipe" 2>&1 &
 pid=$!
+# From here nothing of this process holds the mark of the command that started it, so a close
+# that sweeps that command's sandbox cannot end it: start() waits for this file.
+: > "$d/detached"
 # The whole group: dash and bash take `kill -s SIG -- -PID`, busybox only `kill -s SIG -PID`.
 group() { kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/null ||
   kill -s "$1" "$pid" 2>/dev/null; }
@@ -101,76 +109,121 @@ while [ ! -e "$d/eof" ] && [ "$n" -lt 40 ]; do sleep 0.05 2>/dev/null || sleep 1
 echo "$code" > "$d/exit.new" && mv -f "$d/exit.new" "$d/exit"
 """
 
+#: What every reader shares. The sandbox controls these files, so a reader opens only regular
+#: files (a FIFO or device there would block it for good), reads a record file's first line
+#: with the shell's own `read` (no process per field, and no newline can forge another field),
+#: and says `?` for a file that is there but not a regular file or longer than its bound, so the
+#: record, and only that one, is unreadable. `segments` keeps only regular `out.<digits>` files.
+_READER = r"""
+field() {
+  v=
+  if [ -f "$1" ]; then read -r v < "$1" || :; [ "${#v}" -le "$2" ] || v='?'
+  elif [ -e "$1" ] || [ -L "$1" ]; then v='?'
+  fi
+}
+present() { [ -e "$1" ] || [ -L "$1" ]; }
+segment() {
+  k=${1##*.}
+  case $k in ''|*[!0-9]*|??????????????????*) return 1 ;; esac
+  [ -f "$1" ]
+}
+"""
+
 #: One process's state and output from byte `since`, as `key=value` lines, `--`, then base64.
 #: $1 dir  $2 since  $3 max bytes
-READ = r"""
+READ = _READER + r"""
 d=$1 since=$2 max=$3
-[ -d "$d" ] && [ -e "$d/started" ] || { echo missing; exit 0; }
+[ -d "$d" ] && present "$d/started" || { echo missing; exit 0; }
 first=-1 top=-1 at=-1
 for f in "$d"/out.*; do
-  [ -e "$f" ] || continue
-  k=${f##*.}
+  segment "$f" || continue
   if [ "$first" -lt 0 ] || [ "$k" -lt "$first" ]; then first=$k; fi
   [ "$k" -gt "$top" ] && top=$k
   [ "$k" -le "$since" ] && [ "$k" -gt "$at" ] && at=$k
 done
-s=$(wc -c < "$d/out.$top" 2>/dev/null)
+s=; [ "$top" -ge 0 ] && s=$(wc -c < "$d/out.$top" 2>/dev/null)
 total=$(( top < 0 ? 0 : top + ${s:-0} ))
 start=$since
 if [ "$first" -ge 0 ] && [ "$since" -lt "$first" ]; then at=$first start=$first; fi
+field "$d/beat" 32; beat=$v; field "$d/started" 32; started=$v; field "$d/exit" 32; code=$v
+field "$d/ended_by" 32; ended=$v; field "$d/cwd.b64" 262144; cwd=$v
+field "$d/command.b64" 262144; command=$v
 printf 'now=%s\nbeat=%s\nstarted=%s\nexit=%s\nended_by=%s\neof=%s\nstart=%s\ntotal=%s\n' \
-  "$(date +%s)" "$(cat "$d/beat" 2>/dev/null)" "$(cat "$d/started")" \
-  "$(cat "$d/exit" 2>/dev/null)" "$(cat "$d/ended_by" 2>/dev/null)" \
-  "$([ -e "$d/eof" ] && echo 1)" "$start" "$total"
-printf 'cwd=%s\ncommand=%s\n--\n' "$(cat "$d/cwd.b64")" "$(cat "$d/command.b64")"
+  "$(date +%s)" "$beat" "$started" "$code" "$ended" "$(present "$d/eof" && echo 1)" "$start" \
+  "$total"
+printf 'cwd=%s\ncommand=%s\n--\n' "$cwd" "$command"
 [ "$max" -gt 0 ] && [ "$at" -ge 0 ] && [ "$start" -lt "$total" ] || exit 0
-{ tail -c "+$((start - at + 1))" "$d/out.$at" 2>/dev/null
-  for k in $(for f in "$d"/out.*; do [ -e "$f" ] && echo "${f##*.}"; done | sort -n); do
-    [ "$k" -gt "$at" ] && cat "$d/out.$k" 2>/dev/null
+{ [ -f "$d/out.$at" ] && tail -c "+$((start - at + 1))" "$d/out.$at" 2>/dev/null
+  for k in $(for f in "$d"/out.*; do segment "$f" && echo "$k"; done | sort -n); do
+    [ "$k" -gt "$at" ] && [ -f "$d/out.$k" ] && cat "$d/out.$k" 2>/dev/null
   done
 } | head -c "$max" | base64
 """
 
 #: Every process under a root: `now=`, then per process `id=` and READ's header lines, each
-#: record ended by `--`.
-#: $1 root
-LIST = r"""
-root=$1
+#: record ended by `--`. Only directories named like an id (12 hex digits) that hold `started`
+#: count, and at most $2 records or about $3 bytes of them are printed: a `more=` record then
+#: says how many were left out. One pass, no process per directory (one per listed record
+#: with output, for its size), so a sandbox full of other directories costs little.
+#: $1 root  $2 most records  $3 byte budget
+LIST = _READER + r"""
+root=$1 cap=$2 budget=$3
 [ -d "$root" ] || exit 0
 printf 'now=%s\n--\n' "$(date +%s)"
+n=0 more=0 size=0
+x='[0-9a-f]'
 for d in "$root"/*; do
-  [ -e "$d/started" ] || continue
-  top=-1
-  for f in "$d"/out.*; do [ -e "$f" ] || continue; k=${f##*.}; [ "$k" -gt "$top" ] && top=$k; done
-  s=$(wc -c < "$d/out.$top" 2>/dev/null)
+  case ${d##*/} in $x$x$x$x$x$x$x$x$x$x$x$x) ;; *) continue ;; esac
+  present "$d/started" || continue
+  if [ "$n" -ge "$cap" ] || [ "$size" -ge "$budget" ]; then more=$((more + 1)); continue; fi
+  n=$((n + 1)) top=-1
+  for f in "$d"/out.*; do segment "$f" && [ "$k" -gt "$top" ] && top=$k; done
+  s=; [ "$top" -ge 0 ] && s=$(wc -c < "$d/out.$top" 2>/dev/null)
   total=$(( top < 0 ? 0 : top + ${s:-0} ))
+  field "$d/beat" 32; beat=$v; field "$d/started" 32; started=$v; field "$d/exit" 32; code=$v
+  field "$d/ended_by" 32; ended=$v; field "$d/cwd.b64" 262144; cwd=$v
+  field "$d/command.b64" 262144; command=$v
+  size=$((size + ${#cwd} + ${#command} + 160))
   printf 'id=%s\nbeat=%s\nstarted=%s\nexit=%s\nended_by=%s\ntotal=%s\ncwd=%s\ncommand=%s\n--\n' \
-    "${d##*/}" "$(cat "$d/beat" 2>/dev/null)" "$(cat "$d/started")" \
-    "$(cat "$d/exit" 2>/dev/null)" "$(cat "$d/ended_by" 2>/dev/null)" "$total" \
-    "$(cat "$d/cwd.b64")" "$(cat "$d/command.b64")"
+    "${d##*/}" "$beat" "$started" "$code" "$ended" "$total" "$cwd" "$command"
 done
+[ "$more" -eq 0 ] || printf 'more=%s\n--\n' "$more"
+"""
+
+#: Wait up to $2 seconds (in twentieths) for the supervisor to say it detached: prints `up`,
+#: or `late`. $1 dir  $2 seconds
+DETACHED = r"""
+d=$1 ticks=$(($2 * 20)) n=0
+until [ -e "$d/detached" ]; do
+  [ "$n" -ge "$ticks" ] && { echo late; exit 0; }
+  n=$((n + 1))
+  sleep 0.05 2>/dev/null || { sleep 1; n=$((n + 19)); }
+done
+echo up
 """
 
 #: Ask the supervisor to deliver a signal. $1 dir  $2 signal name  $3 seconds until lost
-SIGNAL = r"""
+SIGNAL = _READER + r"""
 d=$1
-[ -e "$d/started" ] || { echo missing; exit 0; }
-[ -e "$d/exit" ] && { echo exited; exit 0; }
-b=$(cat "$d/beat" 2>/dev/null)
-[ $(( $(date +%s) - ${b:-0} )) -gt "$3" ] && { echo lost; exit 0; }
+present "$d/started" || { echo missing; exit 0; }
+present "$d/exit" && { echo exited; exit 0; }
+field "$d/beat" 32
+case $v in ''|*[!0-9]*) v=0 ;; esac
+[ $(( $(date +%s) - v )) -gt "$3" ] && { echo lost; exit 0; }
 f="$d/signal.$(date +%s).$$"
 printf '%s\n' "$2" > "$f.new" && mv -f "$f.new" "$f" && echo sent
 """
 
 #: Wait in the sandbox for up to $2 seconds (in quarter seconds) for the exit; prints the state.
 #: $1 dir  $2 seconds  $3 seconds without a beat after which the supervisor counts as lost
-WAIT = r"""
+WAIT = _READER + r"""
 d=$1 ticks=$(($2 * 4)) lost=$3 n=0
-[ -e "$d/started" ] || { echo missing; exit 0; }
-while [ ! -e "$d/exit" ]; do
+present "$d/started" || { echo missing; exit 0; }
+while ! present "$d/exit"; do
   if [ $((n % 4)) -eq 0 ]; then
-    b=$(cat "$d/beat" 2>/dev/null || echo 0)
-    [ $(( $(date +%s) - ${b:-0} )) -gt "$lost" ] && { echo lost; exit 0; }
+    field "$d/beat" 32
+    case $v in ''|*[!0-9]*) v=0 ;; esac
+    [ $(( $(date +%s) - v )) -gt "$lost" ] && { echo lost; exit 0; }
   fi
   [ "$n" -ge "$ticks" ] && { echo running; exit 0; }
   n=$((n + 1))

@@ -288,3 +288,20 @@ async def test_rerun_needs_a_previous_run(fresh: Sandbox) -> None:
         f"run_failing_tests: no test run recorded for {fresh.worktree} in this sandbox; call "
         "run_tests first"
     )
+
+
+async def test_rerunning_the_failures_of_a_passing_run_is_an_empty_pass(fresh: Sandbox) -> None:
+    # issue 26 item 11: "run_tests, then run_failing_tests until ok" needs no special case for
+    # a run that passed; this raised ConfigurationError.
+    test = 'const test = require("node:test");\ntest("fine", () => {});\n'
+    await fresh.exec(
+        ["sh", "-c", 'printf %s "$1" > package.json && printf %s "$2" > ok.test.js',
+         "sh", json.dumps({"name": "ok", "scripts": {"test": "node --test"}}), test],
+        check=True,
+    )
+    report = await run_tests(fresh)
+    assert report.ok and report.passed == 1
+    again = await run_failing_tests(fresh)
+    assert again.ok and (again.passed, again.failed, again.skipped) == (0, 0, 0)
+    assert again.failures == [] and again.runner == report.runner
+    assert again.notes == ["nothing ran: the report had no failures to run again"]

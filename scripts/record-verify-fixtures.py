@@ -21,6 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sandlot
+from bench.verify_corpus.fetch import prepared
+from bench.verify_corpus.projects import by_name
 from sandlot.verify.detector import choose, detectors_for, probe
 from sandlot.verify.plan import ToolRun
 from sandlot.verify.runner import execute
@@ -35,9 +37,11 @@ class Case:
     overlays: tuple[str, ...] = ()
     language: str | None = None
     suffix: str = ""
+    corpus: bool = False
+    """`fixture` names a project of bench/verify_corpus (prepared from its registry, cached)."""
 
     def name(self, kind: str) -> str:
-        parts = [self.fixture, *self.overlays]
+        parts = [f"corpus-{self.fixture}" if self.corpus else self.fixture, *self.overlays]
         return "+".join(parts) + (f"-{self.suffix}" if self.suffix else "") + f"-{kind}"
 
 
@@ -59,6 +63,9 @@ CASES = [
     Case("node-composite", ("tests", "rerun")),
     Case("polyglot", ("tests",), language="go", suffix="go"),
     Case("polyglot", ("tests",), language="node", suffix="node"),
+    # The rerun shapes of issue 35, on real projects of the corpus.
+    *(Case(name, ("tests", "rerun"), corpus=True)
+      for name in ("go-humanize", "rust-cfg-if", "node-ms", "node-escape-html", "node-bytes")),
 ]
 
 
@@ -67,7 +74,11 @@ async def record(case: Case, only: set[str]) -> None:
     if not wanted:
         return
     async with sandlot.local(env=tool_env()).session() as sandbox:
-        root = await copy_fixture(sandbox, case.fixture, *case.overlays)
+        if case.corpus:
+            root = sandbox.worktree
+            await sandbox.copy_in(str(prepared(by_name([case.fixture])[0])), root)
+        else:
+            root = await copy_fixture(sandbox, case.fixture, *case.overlays)
         ws = await probe(sandbox, root)
         detector = choose("record", ws, case.language, detectors_for(ws.files))
         last: ToolRun | None = None

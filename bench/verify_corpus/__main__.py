@@ -51,7 +51,18 @@ TRUTH: dict[str, dict[str, Truth | None]] = {
         r, e, ["vitest", "run", "--reporter=json"], "--outputFile=")),
     "node-mri": _node(lambda r, e: truth.node_test_tests(r, e, ["test/unit.test.js"])
                       + truth.jest_like_tests(r, e, ["jest", "--json"], "--outputFile=")),
+    # The rerun shapes (issue 35): tests only, and `run_failing_tests` scored too (RERUN).
+    "go-humanize": {"tests": truth.go_tests},
+    "rust-cfg-if": {"tests": truth.rust_tests},
+    **{name: {"tests": lambda r, e: truth.jest_like_tests(
+        r, e, ["vitest", "run", "--reporter=json"], "--outputFile=")}
+       for name in ("node-ms", "node-escape-html")},
+    "node-bytes": {"tests": lambda r, e: truth.mocha_tests(r, e, [])},
 }
+
+#: Projects whose `run_failing_tests` is scored as the tool "rerun": the truth is the first
+#: run's failures, which it must report again, and no test that passed may run again.
+RERUN = {"go-humanize", "rust-cfg-if", "node-ms", "node-escape-html", "node-bytes"}
 
 
 def environment(root: Path) -> dict[str, str]:
@@ -91,21 +102,34 @@ def _test_key(language: str, failure: verify.TestFailure) -> truth.Key:
     return (failure.package or failure.file, failure.name)
 
 
+def _failure_keys(language: str, report: verify.TestReport) -> truth.Keys:
+    # Build failures count where the truth names them (Go: a package that did not build).
+    return Counter(_test_key(language, f) for f in report.failures
+                   if f.kind == "test" or language == "go")
+
+
 async def _sandlot_keys(project: Project, source: Path) -> dict[str, truth.Keys | None]:
     provider = sandlot.local(env=tool_env())  # verify adds node_modules/.bin itself
     keys: dict[str, truth.Keys | None] = {}
+    tools = TRUTH[project.name]
     async with provider.session() as sandbox:
         await sandbox.copy_in(str(source), sandbox.worktree)
         # Lint and typecheck first: a test run leaves files (coverage reports) they would see.
-        lint = await verify.run_lint(sandbox, language=project.language)
-        keys["lint"] = Counter((f.file, f.line, f.rule) for f in lint.findings)
-        check = await verify.run_typecheck(sandbox, language=project.language)
-        keys["typecheck"] = (Counter((f.file, f.line, f.rule) for f in check.findings)
-                             if check.configured else None)
+        if "lint" in tools:
+            lint = await verify.run_lint(sandbox, language=project.language)
+            keys["lint"] = Counter((f.file, f.line, f.rule) for f in lint.findings)
+        if "typecheck" in tools:
+            check = await verify.run_typecheck(sandbox, language=project.language)
+            keys["typecheck"] = (Counter((f.file, f.line, f.rule) for f in check.findings)
+                                 if check.configured else None)
         tests = await verify.run_tests(sandbox, language=project.language)
-        # Build failures count where the truth names them (Go: a package that did not build).
-        keys["tests"] = Counter(_test_key(project.language, f) for f in tests.failures
-                                if f.kind == "test" or project.language == "go")
+        keys["tests"] = _failure_keys(project.language, tests)
+        if project.name in RERUN:
+            again = await verify.run_failing_tests(sandbox)
+            rerun = _failure_keys(project.language, again)
+            # Each test that passed and ran again is an extra.
+            rerun[("a passing test ran again",)] += again.passed
+            keys["rerun"] = +rerun  # `+` drops a zero count
     return keys
 
 
@@ -130,9 +154,11 @@ async def score_project(project: Project) -> list[Score]:
         env = environment(copy)
         truths = {tool: (fn(copy, env) if fn is not None else None)
                   for tool, fn in TRUTH[project.name].items()}
+    if project.name in RERUN:
+        truths["rerun"] = truths["tests"]
     reported = await _sandlot_keys(project, source)
     return [_score(project.name, tool, truths[tool], reported[tool])
-            for tool in ("tests", "lint", "typecheck")]
+            for tool in ("tests", "lint", "typecheck", "rerun") if tool in truths]
 
 
 def table(scores: list[Score]) -> str:

@@ -48,6 +48,17 @@ PROJECTS: tuple[Project, ...] = (
             "vitest, tsc over its .d.ts"),
     Project("node-mri", "node", "npm", "mri", "1.2.0",
             "jest under cross-env and node:test under c8, chained; tsc"),
+    # The shapes a held-out run found wrong (issue 35); tests only, each with its rerun checked.
+    Project("go-humanize", "go", "go", "github.com/dustin/go-humanize", "v1.0.1",
+            "table-driven subtests: one failing row among passing ones in two tests"),
+    Project("rust-cfg-if", "rust", "crate", "cfg-if", "1.0.0",
+            "a failing doctest beside failing unit and integration tests"),
+    Project("node-ms", "node", "npm", "ms", "2.1.3",
+            "vitest 3 whose script already says `vitest --coverage --run`"),
+    Project("node-escape-html", "node", "npm", "escape-html", "1.0.3",
+            "vitest 1.x (`vitest --run`): an empty file-level title first in ancestorTitles"),
+    Project("node-bytes", "node", "npm", "bytes", "3.1.2",
+            "mocha 9 with its own `--reporter spec` and a failing `before all` hook"),
 )
 
 

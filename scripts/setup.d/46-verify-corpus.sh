@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The verify corpus (bench/verify_corpus): 12 real projects at pinned versions from the Go
+# The verify corpus (bench/verify_corpus): 17 real projects at pinned versions from the Go
 # module proxy, crates.io, PyPI and npm, with their overlays and npm dependencies, prepared
 # once in ~/.cache/sandlot/verify-corpus (a later run finds them there and does nothing).
 set -euo pipefail

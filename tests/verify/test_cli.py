@@ -10,13 +10,13 @@ import sys
 import pytest
 
 from tests.helpers import require
-from tests.verify.support import FIXTURES, missing_tools, tool_env
+from tests.verify.support import FIXTURES, TOOLS, missing_tools, path_without, tool_env
 
 
-def sandlot(*args: str) -> subprocess.CompletedProcess[str]:
+def sandlot(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
     absent = missing_tools()
     require(not absent, f"verify tools missing: {', '.join(absent)}")
-    env = {**os.environ, **tool_env()}
+    env = {**os.environ, **tool_env(), **({"PATH": path} if path is not None else {})}
     env.pop("SANDLOT_PROVIDER", None)
     return subprocess.run(
         [sys.executable, "-m", "sandlot", "verify", *args],
@@ -68,3 +68,20 @@ def test_bad_path_exits_2(path: str) -> None:
     done = sandlot("lint", path)
     assert done.returncode == 2
     assert "is not a directory" in done.stderr
+
+
+def test_a_missing_tool_says_which_path_and_env_sets_it() -> None:
+    # issue 26 item 6: the error names the sandbox's PATH and the flag that changes it, and
+    # the flag works.
+    path = path_without("ruff")
+    missing = sandlot("lint", str(FIXTURES / "python"), path=path)
+    assert missing.returncode == 2
+    assert "ruff is not installed: not found on the sandbox's PATH (" in missing.stderr
+    assert f".venv/bin:{path}); " in missing.stderr
+    assert "--env PATH=... on the command line" in missing.stderr
+    found = sandlot("lint", str(FIXTURES / "python"), "--env", f"PATH={TOOLS / 'bin'}:{path}",
+                    path=path)
+    assert found.returncode == 1, found.stderr  # ruff ran and found the fixture's findings
+    assert found.stdout.splitlines()[-1].startswith("2 findings")
+    bad = sandlot("lint", str(FIXTURES / "python"), "--env", "PATH")
+    assert bad.returncode == 2 and "--env needs KEY=VALUE, got 'PATH'" in bad.stderr

@@ -3,6 +3,7 @@ pure functions, no sandbox needed (the live tests show the same rules end to end
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -165,11 +166,19 @@ def test_shell_line_reports_a_missing_binary(tmp_path: Path) -> None:
     run = ToolRun(plan=plan, exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
     with pytest.raises(LinterNotInstalledError) as caught:
         check_outcome(run, "run_lint")
-    assert str(caught.value) == "linter not installed: surely-not-installed-xyz"
+    # The PATH the sandbox's shell searched (not the caller's), and how to give it another.
+    fix = ('install it in the sandbox, or give the tool a PATH that has it: env={"PATH": "..."} '
+           "in Python, --env PATH=... on the command line")
+    path = os.environ["PATH"]
+    assert str(caught.value) == (
+        f"run_lint: surely-not-installed-xyz is not installed: not found on the sandbox's PATH "
+        f"({path}); {fix}"
+    )
     tests = plan.model_copy(update={"kind": "tests"})
     with pytest.raises(VerifyToolMissingError) as other:
         check_outcome(run.model_copy(update={"plan": tests}), "run_tests")
-    assert str(other.value) == "run_tests: surely-not-installed-xyz: not found on PATH"
+    # One wording for every tool and kind: only the caller differs.
+    assert str(other.value) == str(caught.value).replace("run_lint:", "run_tests:")
 
 
 def test_shell_line_names_a_program_missing_inside_a_script(tmp_path: Path) -> None:
@@ -177,8 +186,19 @@ def test_shell_line_names_a_program_missing_inside_a_script(tmp_path: Path) -> N
     plan = _plan(binary="sh", argv=["sh", "-c", "eslint-not-here-xyz --format json"])
     done = _sh(shell_line(plan, "t"), str(tmp_path))
     run = ToolRun(plan=plan, exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
-    with pytest.raises(LinterNotInstalledError, match="eslint-not-here-xyz"):
+    with pytest.raises(LinterNotInstalledError) as caught:
         check_outcome(run, "run_lint")
+    assert str(caught.value).startswith(
+        "run_lint: eslint-not-here-xyz is not installed: not found on the sandbox's PATH "
+        f"({os.environ['PATH']}); "
+    )
+    # The same without a report file (a custom script's run, judged by its exit code).
+    bare = run.plan.model_copy(update={"report_file": None})
+    done = _sh(shell_line(bare, "t"), str(tmp_path))
+    with pytest.raises(LinterNotInstalledError) as again:
+        check_outcome(ToolRun(plan=bare, exit_code=done.returncode, stdout=done.stdout,
+                              stderr=done.stderr), "run_lint")
+    assert str(again.value) == str(caught.value)
 
 
 def test_report_file_comes_back_after_the_marker(tmp_path: Path) -> None:

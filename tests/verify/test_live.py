@@ -4,6 +4,7 @@ backend in tests/verify/backends.py (same bodies everywhere)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -31,7 +32,7 @@ from sandlot.verify import (
 )
 from tests.verify import expected
 from tests.verify.conftest import Projects
-from tests.verify.support import copy_fixture, path_without
+from tests.verify.support import TOOLS, copy_fixture, path_without
 
 pytestmark = pytest.mark.anyio
 
@@ -231,16 +232,44 @@ async def test_a_panicking_go_test_is_located(fresh: Sandbox) -> None:
 
 async def test_missing_tools_are_named(fresh: Sandbox) -> None:
     await copy_fixture(fresh, "go")
+    without_lint, without_go = path_without("golangci-lint"), path_without("go")
     with pytest.raises(LinterNotInstalledError) as lint:
-        await run_lint(fresh, env={"PATH": path_without("golangci-lint")})
-    assert str(lint.value) == "linter not installed: golangci-lint"
+        await run_lint(fresh, env={"PATH": without_lint})
+    assert str(lint.value) == not_installed("run_lint", "golangci-lint", without_lint)
     assert lint.value.binary == "golangci-lint"
     with pytest.raises(VerifyToolMissingError) as tests:
-        await run_tests(fresh, env={"PATH": path_without("go")})
-    assert str(tests.value) == "run_tests: go: not found on PATH"
+        await run_tests(fresh, env={"PATH": without_go})
+    assert str(tests.value) == not_installed("run_tests", "go", without_go)
     with pytest.raises(VerifyToolMissingError) as vet:
-        await run_typecheck(fresh, env={"PATH": path_without("go")})
-    assert str(vet.value) == "run_typecheck: go: not found on PATH"
+        await run_typecheck(fresh, env={"PATH": without_go})
+    assert str(vet.value) == not_installed("run_typecheck", "go", without_go)
+
+
+def not_installed(caller: str, binary: str, path: str) -> str:
+    """The one wording of a missing tool (issue 26 item 6): the sandbox's PATH, and the fix."""
+    return (
+        f"{caller}: {binary} is not installed: not found on the sandbox's PATH ({path}); "
+        'install it in the sandbox, or give the tool a PATH that has it: env={"PATH": "..."} '
+        "in Python, --env PATH=... on the command line"
+    )
+
+
+async def test_python_tools_missing_name_the_path_searched(fresh: Sandbox) -> None:
+    # issue 26 item 6: ruff and mypy installed somewhere the sandbox's PATH does not reach were
+    # "linter not installed: ruff" and "mypy: not found on PATH", two wordings, no PATH named.
+    await copy_fixture(fresh, "python")
+    bare = ":".join(p for p in path_without("ruff").split(":")
+                    if not (Path(p) / "mypy").exists())
+    searched = f"{fresh.worktree}/.venv/bin:{bare}"  # the project's .venv comes first
+    with pytest.raises(LinterNotInstalledError) as lint:
+        await run_lint(fresh, env={"PATH": bare})
+    assert str(lint.value) == not_installed("run_lint", "ruff", searched)
+    with pytest.raises(VerifyToolMissingError) as check:
+        await run_typecheck(fresh, env={"PATH": bare})
+    assert str(check.value) == not_installed("run_typecheck", "mypy", searched)
+    # Doing what the message says works.
+    report = await run_lint(fresh, env={"PATH": f"{TOOLS / 'bin'}:{bare}"})
+    assert report.tool == "ruff" and report.findings
 
 
 async def test_node_tools_missing_from_the_project(projects: Projects) -> None:
@@ -248,7 +277,14 @@ async def test_node_tools_missing_from_the_project(projects: Projects) -> None:
     sandbox = await projects.get("node-jest")
     with pytest.raises(LinterNotInstalledError) as lint:
         await run_lint(sandbox)
-    assert str(lint.value) == "linter not installed: eslint"
+    # Searched: the project's node_modules/.bin, then the sandbox's own PATH.
+    assert str(lint.value).startswith(
+        f"run_lint: eslint is not installed: not found on the sandbox's PATH "
+        f"({sandbox.worktree}/node_modules/.bin:"
+    )
+    assert str(lint.value).endswith(
+        'env={"PATH": "..."} in Python, --env PATH=... on the command line'
+    )
     # Neither a typecheck script nor a tsconfig.json: no type checker, said so, nothing ran.
     report = await run_typecheck(sandbox)
     assert report.configured is False and "no type checker configured" in report.note
@@ -288,3 +324,20 @@ async def test_rerun_needs_a_previous_run(fresh: Sandbox) -> None:
         f"run_failing_tests: no test run recorded for {fresh.worktree} in this sandbox; call "
         "run_tests first"
     )
+
+
+async def test_rerunning_the_failures_of_a_passing_run_is_an_empty_pass(fresh: Sandbox) -> None:
+    # issue 26 item 11: "run_tests, then run_failing_tests until ok" needs no special case for
+    # a run that passed; this raised ConfigurationError.
+    test = 'const test = require("node:test");\ntest("fine", () => {});\n'
+    await fresh.exec(
+        ["sh", "-c", 'printf %s "$1" > package.json && printf %s "$2" > ok.test.js',
+         "sh", json.dumps({"name": "ok", "scripts": {"test": "node --test"}}), test],
+        check=True,
+    )
+    report = await run_tests(fresh)
+    assert report.ok and report.passed == 1
+    again = await run_failing_tests(fresh)
+    assert again.ok and (again.passed, again.failed, again.skipped) == (0, 0, 0)
+    assert again.failures == [] and again.runner == report.runner
+    assert again.notes == ["nothing ran: the report had no failures to run again"]

@@ -45,6 +45,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--timeout", type=float, help="seconds before the tool is stopped")
+    parser.add_argument(
+        "--env", metavar="KEY=VALUE", action="append", default=[],
+        help="environment for the tool in the sandbox, e.g. --env PATH=/venv/bin:/usr/bin when "
+        "the tool is not on the sandbox's PATH; repeatable",
+    )
     add_provider_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -56,6 +61,13 @@ async def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.path):
         print(f"sandlot verify: {args.path!r} is not a directory", file=sys.stderr)
         return EXIT_ERROR
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            print(f"sandlot verify: --env needs KEY=VALUE, got {item!r}", file=sys.stderr)
+            return EXIT_ERROR
+        env[key] = value
     try:
         provider = provider_from_args(args)
         async with provider.session() as sandbox:
@@ -63,13 +75,15 @@ async def run(args: argparse.Namespace) -> int:
             report: TestReport | LintReport
             if args.what == "tests":
                 report = await tools.run_tests(
-                    sandbox, language=args.language, timeout=args.timeout
+                    sandbox, language=args.language, env=env, timeout=args.timeout
                 )
             elif args.what == "lint":
-                report = await tools.run_lint(sandbox, language=args.language, timeout=args.timeout)
+                report = await tools.run_lint(
+                    sandbox, language=args.language, env=env, timeout=args.timeout
+                )
             else:
                 report = await tools.run_typecheck(
-                    sandbox, language=args.language, timeout=args.timeout
+                    sandbox, language=args.language, env=env, timeout=args.timeout
                 )
     except SandlotError as exc:
         print(f"sandlot verify: error: {exc}", file=sys.stderr)

@@ -19,6 +19,25 @@ def module_path(go_mod: str) -> str:
     return match.group(1).strip('"') if match else ""
 
 
+def run_pattern(names: list[str]) -> str:
+    """A `go test -run` pattern selecting exactly these tests (full names as go test prints
+    them, `TestA/row_name`): each name level by level (`^TestA$/^row_name$`), the names joined
+    by a top-level `|`, which go test splits into separate per-level patterns, so (parent,
+    subtest) pairs do not mix. A final `/^$` keeps a selected test's own subtests from running
+    again (no subtest is named "": go test names an empty one `#00`)."""
+    return "|".join(
+        "/".join(f"^{_go_quote(part)}$" for part in name.split("/")) + "/^$" for name in names
+    )
+
+
+def _go_quote(text: str) -> str:
+    """regexp.QuoteMeta: go test has already rewritten the name (spaces to `_`)."""
+    return _GO_SPECIAL.sub(r"\\\g<0>", text)
+
+
+_GO_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$]")
+
+
 class GoDetector(Detector):
     language: ClassVar[Language] = "go"
     markers: ClassVar[tuple[str, ...]] = ("go.mod",)
@@ -78,20 +97,32 @@ class GoDetector(Detector):
         )
 
     async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:
-        names: list[str] = []
-        packages: list[str] = []
-        for failure in report.failures:
-            if failure.package and failure.package not in packages:
-                packages.append(failure.package)
-            top = failure.selector.split("/", 1)[0]
-            if failure.kind == "test" and top and top not in names:
-                names.append(top)
-        argv = ["go", "test", "-json", "-count=1"]
-        if names and all(f.kind == "test" for f in report.failures):
-            argv.append("-run=^(" + "|".join(re.escape(n) for n in names) + ")$")
-        argv.extend(packages or ["./..."])
         plan = await self.test_plan(ws)
-        return plan.model_copy(update={"argv": argv})
+        packages = list(dict.fromkeys(f.package for f in report.failures if f.package))
+        if not all(f.kind == "test" and f.selector for f in report.failures):
+            # A package that did not build: all of it runs again.
+            return plan.model_copy(update={"argv": [*plan.argv[:-1], *(packages or ["./..."])]})
+        # One `go test` per set of failures: a -run pattern applies to every package named, so
+        # packages share a run only when their failures are the same names.
+        by_package: dict[str, list[str]] = {}
+        for failure in report.failures:
+            names = by_package.setdefault(failure.package, [])
+            if failure.selector not in names:
+                names.append(failure.selector)
+        runs: dict[str, list[str]] = {}
+        for package, names in by_package.items():
+            runs.setdefault(run_pattern(names), []).append(package)
+        steps = [
+            plan.model_copy(update={"argv": [*plan.argv[:-1], f"-run={pattern}", *pkgs]})
+            for pattern, pkgs in runs.items()
+        ]
+        if len(steps) == 1:
+            return steps[0]
+        shown = "; ".join(step.display for step in steps)
+        return plan.model_copy(update={
+            "argv": ["sh", "-c", shown],
+            "steps": [s.model_copy(update={"after": ";"}) for s in steps],
+        })
 
     def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
         module = run.plan.context.get("module", "")

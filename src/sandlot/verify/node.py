@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any, ClassVar
 
 from .._shell import quote
@@ -30,6 +31,10 @@ LOCKFILES: tuple[tuple[str, str], ...] = (
     ("package-lock.json", "npm"),
 )
 
+#: A composite rerun's selection of one script: (files, full test names, suite titles).
+Selection = tuple[list[str], list[str], list[str]]
+#: The full title mocha gives a failed hook; group 1 is its suite's full title ('' at the root).
+_MOCHA_HOOK = re.compile(r'^(.*?) ?"(?:before|after) (?:all|each)" hook\b')
 _NODE_TEST = re.compile(r"\bnode\b[^&|;]*\s--test\b")
 _JS_REGEX_SPECIAL = re.compile(r"([\\^$.*+?()\[\]{}|/])")
 
@@ -121,17 +126,17 @@ class NodeDetector(Detector):
                 return self._composite(ws, manager, steps, {})
         if runner in ("jest", "vitest") and not simple(script):
             runner = ""  # flags would land on the script's last command: run it as it is
-        return self._runner_plan(ws, manager, runner, selection=None)
+        return self._runner_plan(ws, manager, runner, selection=None, script=script)
 
     def _composite(
         self,
         ws: Workspace,
         manager: str,
         steps: list[npm_scripts.Step],
-        selections: dict[str, tuple[list[str], list[str]]],
+        selections: dict[str, Selection],
     ) -> ToolPlan:
         """A plan whose steps are the script's commands; `selections` (script -> files,
-        names) narrows each runner to its failures for a rerun."""
+        names, suites) narrows each runner to its failures for a rerun."""
         runners = [s.runner for s in steps if s.runner]
         return self._base(
             ws,
@@ -147,24 +152,26 @@ class NodeDetector(Detector):
         self,
         ws: Workspace,
         step: npm_scripts.Step,
-        selection: tuple[list[str], list[str]] | None,
+        selection: Selection | None,
     ) -> ToolPlan:
         """One command of a composite script, run as written plus its runner's reporter (the
         runner is the last program of a wrapper chain, so arguments at the end reach it)."""
-        files, names = selection or ([], [])
+        files, names, suites = selection or ([], [], [])
         extra: list[str] = []
         prelude: list[str] = []
         report: str | None = None
         codes = [1]
         if step.runner in ("jest", "vitest"):
             report = report_path("json")
-            extra = _jest_like_args(step.runner, report, files, names)
+            extra = _jest_like_args(step.runner, report, files, names, step.command)
         elif step.runner == "mocha":
             report = report_path("json")
             extra = ["--reporter", "json", "--reporter-option", f"output={report}"]
             codes = list(range(1, 256))  # mocha exits with the number of failures
-            if names:
-                extra.append("--grep=" + _alternation(names))
+            if names or suites:
+                # A suite whose hook failed runs again whole: every test under its title.
+                extra.append("--grep=" + _alternation(names, suites))
+            extra += files  # the failures' files only (a spec given by the script stays)
         elif step.runner == "node-test":
             report = report_path("xml")
             prelude = [_node_options(report)]
@@ -196,12 +203,14 @@ class NodeDetector(Detector):
         manager: str,
         runner: str,
         selection: tuple[list[str], list[str]] | None,
+        script: str = "",
     ) -> ToolPlan:
-        """The test command for `runner`; `selection` = (files, full names) for a rerun."""
+        """The test command for `runner` (the `test` script is `script`); `selection` =
+        (files, full names) for a rerun."""
         files, names = selection or ([], [])
         if runner in ("jest", "vitest"):
             report = report_path("json")
-            extra = _jest_like_args(runner, report, files, names)
+            extra = _jest_like_args(runner, report, files, names, script)
             return self._base(
                 ws,
                 kind="tests",
@@ -356,7 +365,10 @@ class NodeDetector(Detector):
             names: list[str] = []  # a file that did not load: run all of it
         else:
             names = list(dict.fromkeys(f.selector for f in report.failures if f.selector))
-        return self._runner_plan(ws, package_manager(ws.files), report.runner, (files, names))
+        script = (await self.scripts(ws)).get("test", "")
+        return self._runner_plan(
+            ws, package_manager(ws.files), report.runner, (files, names), script
+        )
 
     async def _composite_rerun(self, ws: Workspace, report: TestReport) -> ToolPlan:
         """The failing steps of a composite script again, each narrowed to its failures
@@ -371,13 +383,17 @@ class NodeDetector(Detector):
                 "run_failing_tests: the test script no longer runs the scripts that failed "
                 f"({', '.join(sorted(failing))}); run run_tests again"
             )
-        selections: dict[str, tuple[list[str], list[str]]] = {}
+        selections: dict[str, Selection] = {}
         for script in failing:
             mine = [f for f in report.failures if f.step == script]
             files = list(dict.fromkeys(f.package for f in mine if f.package))
-            whole = any(f.kind == "build" or not f.selector for f in mine)
-            names = [] if whole else list(dict.fromkeys(f.selector for f in mine))
-            selections[script] = (files, names)
+            # mocha's failed hook (`Suite "before all" hook for "test"`): its suite again.
+            hooks = {f.name: m.group(1) for f in mine if not f.selector
+                     and (m := _MOCHA_HOOK.match(f.name)) and m.group(1)}
+            whole = any(f.kind == "build" or not (f.selector or f.name in hooks) for f in mine)
+            names = [] if whole else list(dict.fromkeys(f.selector for f in mine if f.selector))
+            suites = [] if whole else list(dict.fromkeys(hooks.values()))
+            selections[script] = (files, names, suites)
         return self._composite(ws, package_manager(ws.files), chosen, selections)
 
     def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
@@ -404,18 +420,39 @@ class NodeDetector(Detector):
         return findings
 
 
-def _jest_like_args(runner: str, report: str, files: list[str], names: list[str]) -> list[str]:
-    """jest's or vitest's JSON report into `report`, narrowed to `files` and `names`."""
+def _jest_like_args(
+    runner: str, report: str, files: list[str], names: list[str], command: str = ""
+) -> list[str]:
+    """jest's or vitest's JSON report into `report`, narrowed to `files` and `names`;
+    `command` is the script's own command line, whose flags are not given twice."""
     if runner == "jest":
         extra = ["--json", f"--outputFile={report}"]
         if files:
             extra += ["--runTestsByPath", *files]
     else:
-        extra = ["--run", "--reporter=default", "--reporter=json",
+        # vitest refuses a flag given twice (`--run --run`: "Expected a single value").
+        once = [] if vitest_runs_once(command) else ["--run"]
+        extra = [*once, "--reporter=default", "--reporter=json",
                  f"--outputFile.json={report}", *files]
     if names:
         extra.append("--testNamePattern=" + _alternation(names))
     return extra
+
+
+def vitest_runs_once(command: str) -> bool:
+    """Whether a command's vitest already runs once rather than watching (`vitest run`,
+    `vitest --run`, `vitest --coverage --run`), read from vitest's own arguments."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] == "vitest":
+            args = words[i + 1 :]
+            return (bool(args) and args[0] == "run") or any(
+                a == "--run" or a.startswith("--run=") for a in args
+            )
+    return False
 
 
 def _node_options(report: str) -> str:
@@ -433,5 +470,9 @@ def _reporters(report: str) -> str:
     )
 
 
-def _alternation(names: list[str]) -> str:
-    return "^(?:" + "|".join(js_regex_escape(n) for n in names) + ")$"
+def _alternation(names: list[str], suites: tuple[str, ...] | list[str] = ()) -> str:
+    """A JavaScript RegExp matching exactly these full test names, and every test of these
+    suites (a test's full title is its suite's, a space, and its own)."""
+    return "^(?:" + "|".join(
+        [js_regex_escape(n) for n in names] + [js_regex_escape(s) + " .*" for s in suites]
+    ) + ")$"

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 MISSING_EXIT = 127
 _MISSING_MARK = "sandlot-verify: not found on PATH: "
+#: The PATH the shell searched, printed beside a missing binary so the error can name it.
+_PATH_MARK = "sandlot-verify: PATH="
 _REPORT_MARK = "\x1esandlot-report:"
 #: How a shell says a command inside a script (e.g. an npm script's eslint) does not exist.
 _SHELL_NOT_FOUND = re.compile(
@@ -49,16 +51,22 @@ def shell_line(plan: ToolPlan, token: str) -> str:
     binary = quote(plan.binary)
     parts.append(
         f"command -v {binary} >/dev/null 2>&1 || "
-        f"{{ printf '%s\\n' {quote(_MISSING_MARK + plan.binary)} >&2; exit {MISSING_EXIT}; }}"
+        f"{{ printf '%s\\n' {quote(_MISSING_MARK + plan.binary)} >&2; "
+        f"printf '%s%s\\n' {quote(_PATH_MARK)} \"$PATH\" >&2; exit {MISSING_EXIT}; }}"
     )
     words = " ".join(quote(a) for a in plan.argv)
-    if plan.report_file is None:
-        parts.append(f"exec {words}")
-        return "; ".join(parts)
-    report = quote(plan.report_file)
-    parts.append(f"rm -f -- {report}")
+    if plan.report_file is not None:
+        parts.append(f"rm -f -- {quote(plan.report_file)}")
     parts.append(f"{words}")
     parts.append("rc=$?")
+    # 127 from the tool: a program it runs (an npm script's eslint) is missing; say where from.
+    parts.append(
+        f"[ \"$rc\" -ne {MISSING_EXIT} ] || printf '%s%s\\n' {quote(_PATH_MARK)} \"$PATH\" >&2"
+    )
+    if plan.report_file is None:
+        parts.append('exit "$rc"')
+        return "; ".join(parts)
+    report = quote(plan.report_file)
     parts.append(
         f"if [ -f {report} ]; then printf '\\n%s\\n' {quote(_REPORT_MARK + token)}; "
         f"cat -- {report}; rm -f -- {report}; fi"
@@ -151,6 +159,31 @@ def _missing_binary(run: ToolRun) -> str | None:
     return match.group(1) if match else None
 
 
+def searched_path(run: ToolRun) -> str | None:
+    """The PATH the shell line searched, when it printed it (see shell_line)."""
+    for line in reversed(run.stderr.splitlines()):
+        if line.startswith(_PATH_MARK):
+            return line[len(_PATH_MARK) :]
+    return None
+
+
+def not_installed(caller: str, binary: str, run: ToolRun) -> str:
+    """The one wording of "a tool is missing", whatever the tool or language: what is missing,
+    where it was looked for (the sandbox's PATH, not the caller's), and how to change that."""
+    rustup = _RUSTUP_MISSING.search(run.stderr)
+    if rustup and rustup.group(1) == binary:
+        where = "rustup has no such component for the sandbox's toolchain"
+        fix = f"install it there (rustup component add {binary.removeprefix('cargo-')})"
+    else:
+        path = searched_path(run)
+        where = "not found on the sandbox's PATH" + (f" ({path})" if path is not None else "")
+        fix = (
+            "install it in the sandbox, or give the tool a PATH that has it: "
+            'env={"PATH": "..."} in Python, --env PATH=... on the command line'
+        )
+    return f"{caller}: {binary} is not installed: {where}; {fix}"
+
+
 _WHAT = {"tests": "test results", "lint": "findings", "typecheck": "findings", "script": "a result"}
 
 
@@ -168,9 +201,8 @@ def check_outcome(run: ToolRun, caller: str) -> None:
         )
     binary = _missing_binary(run)
     if binary is not None:
-        if plan.kind == "lint":
-            raise LinterNotInstalledError(f"linter not installed: {binary}", binary=binary)
-        raise VerifyToolMissingError(f"{caller}: {binary}: not found on PATH", binary=binary)
+        error = LinterNotInstalledError if plan.kind == "lint" else VerifyToolMissingError
+        raise error(not_installed(caller, binary, run), binary=binary)
     if run.timed_out:
         raise VerifyToolFailedError(
             f"{caller}: {plan.tool} timed out after {run.duration:.0f}s at {plan.root}: "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from .detector import Detector, Workspace
@@ -16,6 +17,32 @@ _CARGO_FAILED = [101]
 #: Every target, and every one that can be built even when another fails: a bench that needs
 #: nightly (skipped, see cargo.targets) or a broken test must not hide the rest's findings.
 _ALL_TARGETS = ["--all-targets", "--keep-going"]
+
+
+_DOCTEST_LINE = re.compile(r" \(line (\d+)\)$")
+
+
+def doctest_filter(names: list[str]) -> list[str]:
+    """libtest arguments that select these doctests (`src/lib.rs - f (line 188)`).
+
+    rustdoc splits every test argument at whitespace, so a doctest's name cannot be passed
+    whole (with `--exact` its pieces match nothing; without, `-` matches every doctest). Its
+    line can: the filter `188)` selects the doctests at lines ending in 188, and a `--skip`
+    for each digit before it (`1188)` ... `9188)`) leaves the one at line 188. A doctest at the
+    same line of another file runs too. A name without a line: every doctest runs.
+    """
+    lines = []
+    for name in names:
+        match = _DOCTEST_LINE.search(name)
+        if match is None:
+            return []
+        lines.append(f"{match.group(1)})")
+    wanted = list(dict.fromkeys(lines))
+    skips = [
+        f"{digit}{line}" for line in wanted for digit in "123456789"
+        if not any(f"{digit}{line}" in other for other in wanted)
+    ]
+    return [*wanted, *(arg for skip in skips for arg in ("--skip", skip))]
 
 
 class RustDetector(Detector):
@@ -67,10 +94,26 @@ class RustDetector(Detector):
     async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:
         if any(f.kind == "build" for f in report.failures):
             return self._test(ws, [])  # it did not compile: everything must run again
-        names = [f.selector for f in report.failures if f.selector]
         # Each failure in its own test binary: one cargo run selecting those binaries (a name
         # shared by two of them runs in both; both are the failing ones or their neighbours).
-        targets = list(dict.fromkeys(f.package for f in report.failures if f.package))
+        # Doctests run apart: cargo refuses `--doc` beside other target flags ("can't mix
+        # --doc with other target selecting options").
+        doc = [f for f in report.failures if f.package == "doc"]
+        rest = [f for f in report.failures if f.package != "doc"]
+        steps = [self._select(ws, part) for part in (rest, doc) if part]
+        if len(steps) == 1:
+            return steps[0]
+        return steps[0].model_copy(update={
+            "argv": ["sh", "-c", "; ".join(step.display for step in steps)],
+            "steps": [step.model_copy(update={"after": ";"}) for step in steps],
+        })
+
+    def _select(self, ws: Workspace, failures: list[TestFailure]) -> ToolPlan:
+        names = [f.selector for f in failures if f.selector]
+        targets = list(dict.fromkeys(f.package for f in failures if f.package))
+        if targets == ["doc"]:
+            plan = self._test(ws, [], targets)
+            return plan.model_copy(update={"argv": [*plan.argv, "--", *doctest_filter(names)]})
         return self._test(ws, list(dict.fromkeys(names)), targets)
 
     def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:

@@ -55,7 +55,8 @@ def _failure(test: dict[str, Any], file: str, root: str) -> TestFailure:
     location = test.get("location")
     if loc_file is None and isinstance(location, dict):
         loc_file, loc_line = file, location.get("line")
-    titles = [*test.get("ancestorTitles", []), test.get("title", "")]
+    # vitest 1.x puts the file's empty title first (`' > Suite > test'`): drop empty titles.
+    titles = [*(t for t in test.get("ancestorTitles", []) if t), test.get("title", "")]
     return TestFailure(
         name=" > ".join(str(t) for t in titles),
         package=file,

@@ -75,6 +75,9 @@ and `sandlot.__all__` together:
         BranchExistsError
         SandboxRepositoryError
         GitDestinationError  (also ConfigurationError)
+        SandboxGitOutputError
+        GitStepTimeoutError
+        BundleTooLargeError
       ProcessNotFoundError  (also LookupError)
       ProcessStillRunningError
       ProcessStartError

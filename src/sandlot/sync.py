@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from .processes import DurableProcess, DurableProcesses, DurableProcessInfo, OutputChunk
+from .processes import scripts as process_scripts
 from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
 from .sandbox import DEFAULT_MAX_OUTPUT, ExecResult, Process, Sandbox
@@ -152,9 +153,10 @@ class SyncDurableProcesses:
             idle_timeout=idle_timeout))
         return SyncDurableProcess(process, self._portal)
 
-    def run_script(self, script: str, *args: str, max_output: int = 1 << 16) -> str:
-        return self._portal.call(
-            partial(self._processes.run_script, script, *args, max_output=max_output))
+    def run_script(self, script: str, *args: str, max_output: int = 1 << 16,
+                   seconds: float = process_scripts.SCRIPT_SECONDS) -> str:
+        return self._portal.call(partial(self._processes.run_script, script, *args,
+                                         max_output=max_output, seconds=seconds))
 
     def list(self) -> list[DurableProcessInfo]:
         return self._portal.call(self._processes.list)

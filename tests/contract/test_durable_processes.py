@@ -319,7 +319,7 @@ async def test_listing_beside_many_foreign_directories_stays_quick(
     fresh_sandbox: Sandbox,
 ) -> None:
     # issue 35.4: list() beside 100,000 directories the sandbox made did not end in 180 s
-    # (several processes per directory: the old script took 38 s for these 5,000 on a loaded
+    # (several processes per directory: the old script took 38 s for 3,000 of these on a loaded
     # 2-core machine; one pass of shell builtins takes well under a second).
     real = await fresh_sandbox.processes.start("echo real")
     await real.wait(timeout=30)

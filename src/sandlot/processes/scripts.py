@@ -113,7 +113,8 @@ echo "$code" > "$d/exit.new" && mv -f "$d/exit.new" "$d/exit"
 #: files (a FIFO or device there would block it for good), reads a record file's first line
 #: with the shell's own `read` (no process per field, and no newline can forge another field),
 #: and says `?` for a file that is there but not a regular file or longer than its bound, so the
-#: record, and only that one, is unreadable. `segments` keeps only regular `out.<digits>` files.
+#: record, and only that one, is unreadable. `segment` admits only regular `out.<number>` files
+#: (and sets k to the number).
 _READER = r"""
 field() {
   v=
@@ -124,7 +125,8 @@ field() {
 present() { [ -e "$1" ] || [ -L "$1" ]; }
 segment() {
   k=${1##*.}
-  case $k in ''|*[!0-9]*|??????????????????*) return 1 ;; esac
+  # No leading zero: $((08)) is bad octal, an error that would end the whole script.
+  case $k in ''|*[!0-9]*|0?*|??????????????????*) return 1 ;; esac
   [ -f "$1" ]
 }
 """
@@ -208,7 +210,7 @@ d=$1
 present "$d/started" || { echo missing; exit 0; }
 present "$d/exit" && { echo exited; exit 0; }
 field "$d/beat" 32
-case $v in ''|*[!0-9]*) v=0 ;; esac
+case $v in ''|*[!0-9]*|0?*) v=0 ;; esac
 [ $(( $(date +%s) - v )) -gt "$3" ] && { echo lost; exit 0; }
 f="$d/signal.$(date +%s).$$"
 printf '%s\n' "$2" > "$f.new" && mv -f "$f.new" "$f" && echo sent
@@ -222,7 +224,7 @@ present "$d/started" || { echo missing; exit 0; }
 while ! present "$d/exit"; do
   if [ $((n % 4)) -eq 0 ]; then
     field "$d/beat" 32
-    case $v in ''|*[!0-9]*) v=0 ;; esac
+    case $v in ''|*[!0-9]*|0?*) v=0 ;; esac
     [ $(( $(date +%s) - v )) -gt "$lost" ] && { echo lost; exit 0; }
   fi
   [ "$n" -ge "$ticks" ] && { echo running; exit 0; }

@@ -201,18 +201,22 @@ async def test_file_copy_out_keeps_mode_time_and_links_and_replaces_whole(
     assert sorted(p.name for p in out.parent.iterdir()) == ["link", "tool"]  # no staging left
 
 
+@pytest.mark.parametrize("mib", [4, 24])
 async def test_a_source_that_changes_while_copied_raises_and_publishes_nothing(
-    sandbox: Sandbox, workdir: str, tmp_path: Path
+    sandbox: Sandbox, workdir: str, tmp_path: Path, mib: int
 ) -> None:
     """Issue 26.4: a file growing under copy_in made the host tar fail (exit 1, "file changed
     as we read it") inside a backend's stdin task: "Task exception was never retrieved" was
-    logged and copy_in returned as if the copy were complete."""
+    logged and copy_in returned as if the copy were complete. Two sizes: Docker copies from
+    16 MiB on through `docker cp` (backends/docker/copy.py), below through the shared stream."""
+    where = f"{workdir}/{mib}"  # both sizes share a workdir (its name is cut before the id)
+    await sandbox.exec(["mkdir", where], check=True)
     src = tmp_path / "logs"
     src.mkdir()
     for index in range(20):
         (src / f"part-{index:02}.txt").write_bytes(os.urandom(64 << 10))
     growing = src / "zz_growing.log"
-    growing.write_bytes(os.urandom(4 << 20))
+    growing.write_bytes(os.urandom(mib << 20))
     loop = asyncio.get_running_loop()
     unhandled: list[dict[str, Any]] = []
     previous = loop.get_exception_handler()
@@ -224,7 +228,7 @@ async def test_a_source_that_changes_while_copied_raises_and_publishes_nothing(
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with pytest.raises(SourceChangedError) as caught:
-            await sandbox.copy_in(src, f"{workdir}/logs")
+            await sandbox.copy_in(src, f"{where}/logs")
         gc.collect()  # a task whose exception nobody retrieved reports it when collected
         await asyncio.sleep(0.1)
     finally:
@@ -235,9 +239,9 @@ async def test_a_source_that_changes_while_copied_raises_and_publishes_nothing(
     assert "zz_growing.log" in str(caught.value) and "nothing was copied" in str(caught.value)
     assert isinstance(caught.value, TransferError)
     assert unhandled == []
-    listing = await sandbox.exec(["ls", "-A", workdir], check=True)
+    listing = await sandbox.exec(["ls", "-A", where], check=True)
     assert listing.stdout == ""  # neither the destination nor a staging directory
     # The same tree, once nothing writes to it, copies completely.
-    await sandbox.copy_in(src, f"{workdir}/logs")
-    size = await sandbox.exec(["wc", "-c", f"{workdir}/logs/zz_growing.log"], check=True)
+    await sandbox.copy_in(src, f"{where}/logs")
+    size = await sandbox.exec(["wc", "-c", f"{where}/logs/zz_growing.log"], check=True)
     assert int(size.stdout.split()[0]) == growing.stat().st_size

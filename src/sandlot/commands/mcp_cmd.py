@@ -220,6 +220,8 @@ def _refuse_initialize(message: str, wait: float = 30.0) -> None:
     import select
     import time
 
+    if os.isatty(0):  # a person at a terminal reads the error on stderr
+        return
     deadline = time.monotonic() + wait
     buffered = b""
     while time.monotonic() < deadline:

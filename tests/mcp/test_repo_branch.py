@@ -49,6 +49,10 @@ async def test_an_existing_branch_is_an_initialize_failure_the_client_sees(
             pass
     shown = repr(caught.value)
     assert "already exists" in shown and "--branch-suffix auto" in shown, shown
+    with pytest.raises(BaseException) as missing:  # a repository that is not there: the same
+        async with Client(stdio_params("--repo", str(tmp_path / "nowhere"))):
+            pass
+    assert "is not a directory" in repr(missing.value), repr(missing.value)
 
 
 async def test_branch_suffix_auto_makes_a_new_branch_each_launch(tmp_path: Path) -> None:

@@ -250,7 +250,7 @@ async def _build(root: Path, staging: Path, commit: str, branch: str, depth: int
         sample.unlink()
 
 
-# ---- pull_out ----------------------------------------------------------------------------
+# ---- pull_out --------------------------------------------------------------------------------
 
 #: Seconds each step inside the sandbox (reading its repository and bundling, copying the
 #: bundle out) may take before pull_out gives up with GitStepTimeoutError.

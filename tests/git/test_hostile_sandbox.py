@@ -237,3 +237,18 @@ async def test_rescue_keeps_the_commits_when_the_branch_is_taken(
     assert run(host_repo, "rev-parse", back.rescue_ref).strip() == back.head
     assert run(host_repo, "rev-parse", "taken").strip() == taken
     assert any(f"git branch NAME {back.rescue_ref}" in note for note in back.notes)
+
+
+async def test_diff_is_not_stalled_by_a_hostile_fsmonitor_and_is_bounded(
+    git_sandbox: Sandbox, host_repo: Path
+) -> None:
+    checkout = await git.push_in(git_sandbox, repo=str(host_repo))
+    await _sh(git_sandbox, checkout.path, "echo more >> README.md && "
+              "git config core.fsmonitor 'sleep 600'")
+    with anyio.fail_after(NO_HANG):
+        patch = await git.diff(git_sandbox, step_timeout=60)
+    assert "+more" in patch.patch
+    await _sh(git_sandbox, checkout.path, "echo '* filter=slow' > .gitattributes && "
+              "git config filter.slow.clean 'sleep 600'")
+    with anyio.fail_after(NO_HANG), pytest.raises(GitStepTimeoutError, match="diffing"):
+        await git.diff(git_sandbox, step_timeout=2)

@@ -8,8 +8,10 @@ this command says goes to stderr: on stdio, stdout is the protocol's channel.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import posixpath
+import re
 import signal
 import sys
 from collections.abc import Mapping
@@ -48,9 +50,17 @@ def register(subparsers: Any) -> None:
                         help="a directory already in the sandbox as workspace NAME (repeatable)")
     parser.add_argument("--repo", metavar="[NAME=]PATH",
                         help="put this host git repository's HEAD into the sandbox as a "
-                        "workspace (git round trip)")
+                        "workspace (git round trip); a path that exists is always read as a "
+                        "path, even with '=' in it")
     parser.add_argument("--branch", help="with --repo: at shutdown, bring the commits made in "
                         "the sandbox back as this new branch of the repository")
+    parser.add_argument("--branch-suffix", choices=["auto"],
+                        help="with --branch: 'auto' appends -<UTC time> (e.g. "
+                        "sandlot/agent-1-20250101T120000Z) so every launch of the same "
+                        "configuration gets a new branch")
+    parser.add_argument("--bring-back-timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="with --branch: seconds the shutdown may spend bringing the "
+                        "commits back before it gives up and says so (default 120)")
     parser.add_argument("--commit-uncommitted", metavar="MESSAGE",
                         help="with --branch: commit what the agent left uncommitted first")
     parser.add_argument("--readonly", action="store_true",
@@ -86,13 +96,16 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
 
 
 def _repo(value: str | None) -> tuple[str, Path] | None:
+    """(workspace name, path). A value that exists as a path is that path, '=' or not; only
+    otherwise is NAME=PATH split off (the path part must then exist)."""
     if value is None:
         return None
     name, sep, path = value.partition("=")
-    if not sep:
-        path = value
-        name = Path(value).resolve().name or "repo"
-    return name, Path(path)
+    if Path(value).exists() or not sep or not Path(path).is_dir() or not name.strip():
+        # The workspace is named after the directory, with what a name may not hold replaced.
+        named = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(value).resolve().name).strip("-.")
+        return named or "repo", Path(value)
+    return name.strip(), Path(path)
 
 
 def _binding(args: argparse.Namespace) -> Any:
@@ -111,16 +124,17 @@ def _binding(args: argparse.Namespace) -> Any:
 
 
 async def run(args: argparse.Namespace) -> int:
-    copies = _pairs(args.workspace, "--workspace")
-    roots = _pairs(args.root, "--root")
-    repo = _repo(args.repo)
-    if args.branch and repo is None:
-        raise ConfigurationError("--branch needs --repo (the repository the branch goes to)")
-    for name, host in copies.items():
-        if not Path(host).is_dir():
-            raise WorkspaceError(f"--workspace {name}={host}: no such host directory")
-    if repo is not None and args.branch:
-        await _check_branch(repo[1], args.branch)  # before the agent works, not after
+    from ..errors import SandlotError
+
+    try:
+        copies, roots, repo = await _check_inputs(args)
+    except SandlotError as exc:
+        if args.http:
+            raise
+        # An MCP client shows the user its initialize failure, not a closed pipe's.
+        print(f"sandlot: error: {exc}", file=sys.stderr, flush=True)
+        _refuse_initialize(str(exc))
+        return 1
     settings = _binding(args) if args.http else None
     if args.max_message_bytes <= 0:
         raise ConfigurationError("--max-message-bytes must be a positive number of bytes")
@@ -137,27 +151,110 @@ async def run(args: argparse.Namespace) -> int:
     with anyio.CancelScope() as scope:
         stop.scope = scope
         async with anyio.create_task_group() as group:
-            group.start_soon(_watch_signals, stop)
-            async with provider.session() as sandbox:
-                box = await _toolbox(sandbox, copies, roots, repo, args.readonly)
-                try:
-                    async with box:
-                        server = build_server(box, progress_interval=args.progress_interval,
-                                              instructions=_instructions(box))
-                        where = ", ".join(f"{w.name}={w.root}" for w in box.workspaces)
-                        if settings is None:
-                            _say(f"serving MCP on stdio; sandbox {sandbox.name} "
-                                 f"({sandbox.provider}); workspaces {where}")
-                            await _serve_stdio(server, args.max_message_bytes)
-                        else:
-                            await _serve_http(server, settings, sandbox.name, where, stop)
-                finally:
-                    if repo is not None and args.branch:
-                        await _bring_back(sandbox, repo[1], box.workspaces.resolve(repo[0]),
-                                          args.branch, args.commit_uncommitted)
-                    _say(f"closing sandbox {sandbox.name}")
+            await group.start(_watch_signals, stop)
+            try:
+                async with provider.session() as sandbox:
+                    box = await _toolbox(sandbox, copies, roots, repo, args.readonly)
+                    try:
+                        async with box:
+                            server = build_server(box, progress_interval=args.progress_interval,
+                                                  instructions=_instructions(box))
+                            where = ", ".join(f"{w.name}={w.root}" for w in box.workspaces)
+                            if settings is None:
+                                _say(f"serving MCP on stdio; sandbox {sandbox.name} "
+                                     f"({sandbox.provider}); workspaces {where}")
+                                await _serve_stdio(server, args.max_message_bytes)
+                            else:
+                                await _serve_http(server, settings, sandbox.name, where, stop)
+                    finally:
+                        if repo is not None and args.branch:
+                            await _bring_back(sandbox, repo[1],
+                                              box.workspaces.resolve(repo[0]), args.branch,
+                                              args.commit_uncommitted, stop,
+                                              args.bring_back_timeout)
+                        _say(f"closing sandbox {sandbox.name}")
+            finally:
+                stop.end_watch()
             group.cancel_scope.cancel()
     return 128 + stop.signal if stop.signal else 0
+
+
+async def _check_inputs(
+    args: argparse.Namespace,
+) -> tuple[dict[str, str], dict[str, str], tuple[str, Path] | None]:
+    """Every refusal that depends only on the inputs, before a sandbox exists. With
+    --branch-suffix auto, `args.branch` becomes the fresh branch name."""
+    copies = _pairs(args.workspace, "--workspace")
+    roots = _pairs(args.root, "--root")
+    repo = _repo(args.repo)
+    if args.branch and repo is None:
+        raise ConfigurationError("--branch needs --repo (the repository the branch goes to)")
+    if args.branch_suffix and not args.branch:
+        raise ConfigurationError("--branch-suffix needs --branch (the name it is appended to)")
+    if not args.bring_back_timeout > 0:
+        raise ConfigurationError("--bring-back-timeout must be a positive number of seconds")
+    for name, host in copies.items():
+        if not Path(host).is_dir():
+            raise WorkspaceError(f"--workspace {name}={host}: no such host directory")
+    if repo is not None:
+        from ..git.host import toplevel
+
+        await toplevel(repo[1])
+        if args.branch:  # before the agent works, not after
+            if args.branch_suffix == "auto":
+                args.branch = await _fresh_branch(repo[1], args.branch)
+            await _check_branch(repo[1], args.branch)
+    return copies, roots, repo
+
+
+async def _fresh_branch(repo: Path, branch: str) -> str:
+    """`branch-<UTC time>`, with -2, -3, ... when a launch in the same second took it."""
+    import time
+
+    from ..git.host import branch_exists, toplevel
+
+    root = await toplevel(repo)
+    stamp = f"{branch}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    for attempt in range(1, 100):
+        name = stamp if attempt == 1 else f"{stamp}-{attempt}"
+        if not await branch_exists(root, name):
+            return name
+    return f"{stamp}-{os.getpid()}"
+
+
+def _refuse_initialize(message: str, wait: float = 30.0) -> None:
+    """Answer the client's `initialize` request (read from stdin within `wait` seconds) with
+    a JSON-RPC error carrying `message`, so the client shows why the server cannot start."""
+    import json
+    import select
+    import time
+
+    if os.isatty(0):  # a person at a terminal reads the error on stderr
+        return
+    deadline = time.monotonic() + wait
+    buffered = b""
+    while time.monotonic() < deadline:
+        try:
+            ready, _, _ = select.select([0], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(0, 65536) if ready else b""
+        except (OSError, ValueError):
+            return
+        if not chunk:
+            return
+        buffered += chunk
+        while b"\n" in buffered:
+            line, buffered = buffered.split(b"\n", 1)
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(request, dict) and request.get("method") == "initialize" \
+                    and "id" in request:
+                answer = {"jsonrpc": "2.0", "id": request["id"],
+                          "error": {"code": -32603, "message": f"sandlot mcp: {message}"}}
+                with contextlib.suppress(OSError):
+                    os.write(1, json.dumps(answer).encode() + b"\n")
+                return
 
 
 class _Stop:
@@ -168,20 +265,43 @@ class _Stop:
         self.scope: anyio.CancelScope | None = None
         self.web: Any = None
         self.signal = 0
+        self.count = 0
+        self.watcher: anyio.CancelScope | None = None
+        #: The bring-back's scope while it runs: a second signal cancels it.
+        self.bringing_back: anyio.CancelScope | None = None
 
     def __call__(self, signum: int) -> None:
+        self.count += 1
         self.signal = signum
+        if self.bringing_back is not None:
+            if self.count > 1:
+                _say(f"{signal.Signals(signum).name} again: giving up bringing the commits "
+                     "back; closing the sandbox")
+                self.bringing_back.cancel()
+            else:
+                _say(f"{signal.Signals(signum).name}: shutting down once the commits are back "
+                     "(send it again to give up)")
+            return
         _say(f"{signal.Signals(signum).name}: shutting down")
         if self.web is not None and self.web.started:
             self.web.should_exit = True
         elif self.scope is not None:
             self.scope.cancel()
 
+    def end_watch(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
 
-async def _watch_signals(stop: _Stop) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            stop(signum)
+
+async def _watch_signals(stop: _Stop, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    # Shielded: the first signal cancels the server, and the watcher must outlive it to hear
+    # a second one during the bring-back; end_watch() ends it.
+    with anyio.CancelScope(shield=True) as own:
+        stop.watcher = own
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
+            async for signum in signals:
+                stop(signum)
 
 
 async def _toolbox(sandbox: Any, copies: Mapping[str, str], roots: Mapping[str, str],
@@ -236,30 +356,45 @@ async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _
 
 async def _check_branch(repo: Path, branch: str) -> None:
     from ..errors import BranchExistsError
-    from ..git.host import branch_exists, toplevel
+    from ..git.roundtrip import check_target
 
-    root = await toplevel(repo)
-    if await branch_exists(root, branch):
-        raise BranchExistsError(f"branch {branch!r} already exists in {root}; choose another "
-                                "name for the agent's commits")
+    try:
+        await check_target(str(repo), branch)
+    except BranchExistsError as exc:
+        raise BranchExistsError(f"{exc}; or pass --branch-suffix auto for a new branch each "
+                                "launch") from None
 
 
 async def _bring_back(sandbox: Any, repo: Path, dest: str, branch: str,
-                      commit_uncommitted: str | None) -> None:
+                      commit_uncommitted: str | None, stop: _Stop, bound: float) -> None:
     from .. import git
     from ..errors import SandlotError
 
+    _say(f"bringing the commits back as {branch} (at most {bound:g}s; a second SIGTERM or "
+         "SIGINT gives up)")
+    back = None
     try:
-        with anyio.CancelScope(shield=True):
+        # Shielded from the shutdown that got here, bounded, and cancelled by a second signal.
+        with anyio.CancelScope(shield=True, deadline=anyio.current_time() + bound) as scope:
+            stop.bringing_back = scope
             back = await git.pull_out(sandbox, repo=str(repo), branch=branch, dest=dest,
-                                      commit_uncommitted=commit_uncommitted)
+                                      commit_uncommitted=commit_uncommitted, rescue=True,
+                                      step_timeout=bound)
     except SandlotError as exc:
         _say(f"could not bring the commits back as {branch}: {exc}")
         return
-    if back.branch is None:
-        _say("no new commits in the sandbox; no branch was written")
-    else:
+    finally:
+        stop.bringing_back = None
+    if back is None:
+        _say(f"gave up bringing the commits back as {branch} (after at most {bound:g}s); they "
+             "are lost with the sandbox unless its on_close keeps it")
+        return
+    if back.branch is not None:
         _say(f"{len(back.commits)} commit(s) came back as branch {back.branch} "
              f"({back.head[:12]})")
+    elif back.rescue_ref is not None:
+        _say(f"{len(back.commits)} commit(s) came back as {back.rescue_ref}")
+    else:
+        _say("no new commits in the sandbox; no branch was written")
     for note in back.notes:
         _say(f"note: {note}")

@@ -252,7 +252,7 @@ async def _build(root: Path, staging: Path, commit: str, branch: str, depth: int
         sample.unlink()
 
 
-# ---- pull_out ----------------------------------------------------------------------------
+# ---- pull_out --------------------------------------------------------------------------------
 
 #: Seconds each step inside the sandbox (reading its repository and bundling, copying the
 #: bundle out) may take before pull_out gives up with GitStepTimeoutError.
@@ -637,23 +637,30 @@ async def _files(root: Path, base: str, head: str) -> list[FileChange]:
 _DIFF = r"""
 command -v git >/dev/null 2>&1 || exit 127
 cd -- "$1" 2>/dev/null && [ -d .git ] || exit 4
-base=$(git rev-parse -q --verify "refs/sandlot/base^{commit}") || exit 5
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_CONFIG_PARAMETERS
+g() { git -c core.fsmonitor=false -c core.hooksPath=/dev/null "$@"; }
+base=$(g rev-parse -q --verify "refs/sandlot/base^{commit}") || exit 5
 idx=.git/sandlot-diff-index
 cp .git/index "$idx" 2>/dev/null || rm -f "$idx"
-GIT_INDEX_FILE=$idx git add -A || { rm -f "$idx"; exit 1; }
+GIT_INDEX_FILE=$idx g add -A || { rm -f "$idx"; exit 1; }
 echo "$base"
-GIT_INDEX_FILE=$idx git diff --cached -z --numstat -M "$base"
+GIT_INDEX_FILE=$idx g diff --no-ext-diff --no-textconv --cached -z --numstat -M "$base"
 printf '\036'
-GIT_INDEX_FILE=$idx git diff --cached --binary -M "$base"
+GIT_INDEX_FILE=$idx g diff --no-ext-diff --no-textconv --cached --binary -M "$base"
 rm -f "$idx"
 """
 
 
-async def diff(sandbox: Sandbox, dest: str | None = None) -> GitDiff:
+async def diff(sandbox: Sandbox, dest: str | None = None, *,
+               step_timeout: float = DEFAULT_STEP_TIMEOUT) -> GitDiff:
     """The sandbox's work against its base (commits and uncommitted changes, untracked files
     included) as a unified diff with binary patches, plus per-file line counts."""
     where = _shell.validate_sandbox_path(dest or sandbox.worktree, "diff source")
-    done = await sandbox.exec(["sh", "-c", _DIFF, "sh", where], max_output=DIFF_LIMIT)
+    done = await sandbox.exec(["sh", "-c", _DIFF, "sh", where], max_output=DIFF_LIMIT,
+                              timeout=step_timeout)
+    if done.timed_out:
+        raise GitStepTimeoutError(f"diffing the sandbox repository at {where} took longer "
+                                  f"than {step_timeout:g}s and was ended", stderr=done.stderr)
     if done.exit_code == GIT_MISSING:
         raise GitNotFoundError(f"git is not installed in sandbox {sandbox.name!r}: {_INSTALL}")
     if done.exit_code in (_NO_REPOSITORY, _NO_BASE):

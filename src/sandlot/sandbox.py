@@ -457,6 +457,7 @@ class Sandbox(ABC):
         mark) before it is raised. A start that does not finish within `SWEEP_TIMEOUT` after
         the cancel is cancelled itself; whatever of it began is then found by its mark.
         """
+        await self._before_spawn()  # nothing has started yet: a cancel here cuts it short
         starting = asyncio.ensure_future(self._spawn(spec))
         try:
             return await asyncio.shield(starting)
@@ -472,7 +473,8 @@ class Sandbox(ABC):
             with contextlib.suppress(BaseException):
                 await starting
         if starting.cancelled() or starting.exception() is not None:
-            await self._end_marked(mark)  # whatever began before the start failed
+            if self._can_sweep():  # else close() finds what began, as after any kill
+                await self._end_marked(mark)
             return
         with contextlib.suppress(Exception):  # the cancel is what the caller is owed
             await _MarkedCommand(starting.result(), self, mark).kill()
@@ -513,6 +515,11 @@ class Sandbox(ABC):
     def _can_sweep(self) -> bool:
         """Backend hook: whether a sweep can run now without first reconnecting."""
         return True
+
+    async def _before_spawn(self) -> None:
+        """Backend hook: what `_spawn` waits for before anything starts (a reconnect), done
+        first where a cancel may still cut it short (the start itself runs to its end)."""
+        return None
 
     async def _end_marked(self, mark: str) -> None:
         """End every process holding `mark` (a command's, or the sandbox's for all of them).

@@ -2,7 +2,8 @@
 
 Each command runs in a process group of its own, so a timeout or kill ends the whole tree.
 With `isolation="bwrap"`, commands run under bubblewrap: the host file system read-only,
-the worktree writable, a private /tmp, no network, and a PID namespace that dies with it.
+the worktree writable, a private /tmp, no network, a PID namespace that dies with it, and no
+capabilities even as root (local_bwrap.py).
 """
 
 from __future__ import annotations

@@ -54,6 +54,9 @@ class CoderSandbox(Sandbox):
     def _env(self, env: dict[str, str]) -> dict[str, str]:
         return {**self._options.env, **env}
 
+    async def _before_spawn(self) -> None:
+        await self._connection.ensure()
+
     async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
         spec.env = self._env(spec.env)
         return await self._connection.spawn(spec)

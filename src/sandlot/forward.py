@@ -178,6 +178,14 @@ async def relay_through_command(
     running = await sandbox._spawn(spec)
     try:
         await running.wait()
+    except BaseException:
+        # The connection goes first: to a peer that never reads, the relay's output waits
+        # in a send that never ends, and the relay's end (its client draining its output)
+        # with it: leaving a forward took 10 s per such connection. Closed, every send
+        # fails at once (adr/0032).
+        with anyio.CancelScope(shield=True):
+            await client.aclose()
+        raise
     finally:
         with anyio.CancelScope(shield=True):
             await running.kill()

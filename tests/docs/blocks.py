@@ -23,6 +23,9 @@ The convention (README blocks are checked by tests/docs/test_readme.py):
   ``install``   pip installs into a fresh virtualenv (the git URL is this clone's).
   ``pytest``    a test file, run by pytest alone in a scratch directory.
   ``not-run``   explained in the parentheses; the explanation is required.
+
+  Any kind takes ``expect=TEXT[|TEXT]...``: each text must appear in what the block prints
+  (for examples whose failure would otherwise only be printed, not raised).
 """
 
 from __future__ import annotations

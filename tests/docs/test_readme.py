@@ -194,6 +194,9 @@ def test_readme_block(block: readme.Block, tmp_path: Path) -> None:
     done = subprocess.run(_private_net(argv, block), cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=240)
     _check(done, block)
+    for text in filter(None, block.options.get("expect", "").split("|")):
+        printed = done.stdout + done.stderr
+        assert text in printed, f"README block at line {block.line}: no {text!r} in\n{printed}"
     if block.kind == "pytest":
         assert " passed" in done.stdout and "skipped" not in done.stdout, done.stdout
 

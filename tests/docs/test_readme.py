@@ -149,7 +149,13 @@ def _with_server(server: str) -> str:
 @pytest.mark.parametrize("block", RUN, ids=_id)
 def test_readme_block(block: readme.Block, tmp_path: Path) -> None:
     if block.kind == "parse":
-        json.loads(block.code)
+        config = json.loads(block.code)
+        # An MCP client launches `command` from the user's PATH: after the quickstart's
+        # activation, that is this environment's bin/.
+        for name, server in config.get("mcpServers", {}).items():
+            if "command" in server:
+                found = shutil.which(server["command"], path=_env()["PATH"])
+                assert found == str(BIN / server["command"]), (name, found)
         return
     scratch = _scratch(tmp_path, block)
     extra: dict[str, str] = {}

@@ -67,7 +67,8 @@ def go_tests(root: Path, env: dict[str, str]) -> Keys:
 def golangci(root: Path, env: dict[str, str]) -> Keys:
     out = _run(["golangci-lint", "run", "--output.json.path=stdout", "--output.text.path=",
                 "--show-stats=false", "--max-issues-per-linter=0", "--max-same-issues=0",
-                "--uniq-by-line=false", "./..."], root, env, stdout_only=True)
+                "--uniq-by-line=false", "--allow-serial-runners", "./..."], root, env,
+               stdout_only=True)
     issues = json.loads(out.strip().splitlines()[-1] if out.strip() else "{}").get("Issues")
     return Counter((_rel(i["Pos"]["Filename"], root), i["Pos"]["Line"], i["FromLinter"])
                    for i in issues or [])

@@ -11,9 +11,12 @@ The convention (README blocks are checked by tests/docs/test_readme.py):
   ``<!-- readme-test: KIND[; key=value]... (why) -->``. KIND is one of:
 
   ``fragment``  the body of an ``async def`` given a ready ``sandbox`` (and nothing else: it
-                imports what it uses); ``backend=local|coder`` picks the tier, ``setup=NAME``
-                prepares the scratch directory or the sandbox (tests/docs/harness.py).
+                imports what it uses); ``backend=local|coder|docker`` picks the tier (the fake
+                Coder deployment, the tests' private Docker engine), ``setup=NAME`` prepares
+                the scratch directory or the sandbox (tests/docs/harness.py).
+  ``program``   the default for python, stated when options are needed.
   ``shell``     a shell script with options: ``cwd=repo`` (runs in the repository itself),
+                ``backend=docker`` (DOCKER_HOST is the tests' private engine),
                 ``setup=NAME``, ``net=private`` (its own network namespace, so fixed ports
                 never collide with anything else on the machine), ``server=COMMAND`` (started
                 before, in the same namespace, and stopped after).
@@ -23,6 +26,11 @@ The convention (README blocks are checked by tests/docs/test_readme.py):
   ``install``   pip installs into a fresh virtualenv (the git URL is this clone's).
   ``pytest``    a test file, run by pytest alone in a scratch directory.
   ``not-run``   explained in the parentheses; the explanation is required.
+
+  ``net=private``, ``server=COMMAND`` and ``tools=verify`` (the verify tools of
+  scripts/setup.d/40-verify-tools.sh first on PATH) apply to any kind that runs.
+  Any kind takes ``expect=TEXT[|TEXT]...``: each text must appear in what the block prints
+  (for examples whose failure would otherwise only be printed, not raised).
 """
 
 from __future__ import annotations

@@ -149,7 +149,13 @@ def _with_server(server: str) -> str:
 @pytest.mark.parametrize("block", RUN, ids=_id)
 def test_readme_block(block: readme.Block, tmp_path: Path) -> None:
     if block.kind == "parse":
-        json.loads(block.code)
+        config = json.loads(block.code)
+        # An MCP client launches `command` from the user's PATH: after the quickstart's
+        # activation, that is this environment's bin/.
+        for name, server in config.get("mcpServers", {}).items():
+            if "command" in server:
+                found = shutil.which(server["command"], path=_env()["PATH"])
+                assert found == str(BIN / server["command"]), (name, found)
         return
     scratch = _scratch(tmp_path, block)
     extra: dict[str, str] = {}
@@ -194,6 +200,9 @@ def test_readme_block(block: readme.Block, tmp_path: Path) -> None:
     done = subprocess.run(_private_net(argv, block), cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=240)
     _check(done, block)
+    for text in filter(None, block.options.get("expect", "").split("|")):
+        printed = done.stdout + done.stderr
+        assert text in printed, f"README block at line {block.line}: no {text!r} in\n{printed}"
     if block.kind == "pytest":
         assert " passed" in done.stdout and "skipped" not in done.stdout, done.stdout
 

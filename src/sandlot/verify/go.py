@@ -76,6 +76,9 @@ class GoDetector(Detector):
                 "--max-issues-per-linter=0",
                 "--max-same-issues=0",
                 "--uniq-by-line=false",
+                # Another golangci-lint on the machine holds its lock ($TMPDIR): wait for it
+                # instead of failing after 5 s with "parallel golangci-lint is running".
+                "--allow-serial-runners",
                 "./...",
             ],
             root=ws.root,

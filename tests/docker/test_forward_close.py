@@ -58,19 +58,31 @@ for _ in range(300):
 sys.exit(1)
 """
 
-# The pattern is split so this probe's own command line does not match it.
-RELAYS_IN_CONTAINER = r"""
-import os
+# Processes whose command line holds argv[1] + argv[2]: given in two halves, so that this
+# probe's own command line does not match.
+PROCESSES_WITH = r"""
+import os, sys
+pattern = (sys.argv[1] + sys.argv[2]).encode()
 found = []
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
         line = open("/proc/%s/cmdline" % pid, "rb").read()
     except OSError:
         continue
-    if ("sandlot-" + "forward").encode() in line:
+    if pattern in line:
         found.append(pid)
 print(" ".join(found))
 """
+
+FLOOD = "import os\nwhile 1: os.write(1, bytes(65536))"
+
+
+async def _in_container(sandbox: DockerSandbox, pattern: str) -> str:
+    half = len(pattern) // 2
+    found = await sandbox.exec(["python3", "-c", PROCESSES_WITH, pattern[:half],
+                                pattern[half:]], timeout=60)
+    assert found.exit_code == 0, found.stderr
+    return found.stdout.strip()
 
 
 @pytest.fixture
@@ -86,6 +98,11 @@ async def sandbox() -> AsyncIterator[DockerSandbox]:
 
 def _host_relays(container_id: str) -> list[int]:
     """`docker exec` clients on this host still carrying a relay into the container."""
+    return _host_clients(container_id, "sandlot-forward")
+
+
+def _host_clients(container_id: str, pattern: str) -> list[int]:
+    """`docker exec` clients on this host whose command line holds `pattern`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -94,7 +111,7 @@ def _host_relays(container_id: str) -> list[int]:
             line = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if container_id.encode() in line and b"sandlot-forward" in line:
+        if container_id.encode() in line and pattern.encode() in line:
             found.append(int(entry.name))
     return found
 
@@ -142,7 +159,41 @@ async def test_leaving_a_forward_whose_peers_never_read_is_bounded(
                 await conn.aclose()
         assert took < BOUND, f"leaving the block took {took:.1f}s"
         assert _host_relays(sandbox.container_id) == []
-        left = await sandbox.exec(["python3", "-c", RELAYS_IN_CONTAINER], timeout=60)
-        assert left.stdout.strip() == "", f"relays left in the container: {left.stdout}"
+        left = await _in_container(sandbox, "sandlot-forward")
+        assert left == "", f"relays left in the container: {left}"
     finally:
         await server.kill()
+
+
+async def test_killing_commands_whose_output_nobody_takes_is_bounded(
+    sandbox: DockerSandbox,
+) -> None:
+    """The kill itself, below any forward: four commands flood stdout into sinks that never
+    return. The engine then held each `docker exec kill` (1, 7, 30, 30 s: 40 s in all); the
+    kill's own exec is bounded now and the client ended whatever it does."""
+    from sandlot.sandbox import SpawnSpec, _discard
+
+    async def stuck(_data: bytes) -> None:
+        await anyio.sleep_forever()
+
+    mark = f"flood-{random.randint(0, 1 << 30)}"
+    running = [
+        await sandbox._spawn(SpawnSpec(
+            argv=["python3", "-c", FLOOD, mark],
+            cwd="/", env={}, sudo=False, stdin=None, stdout=stuck, stderr=_discard,
+        ))
+        for _ in range(CONNECTIONS)
+    ]
+    await anyio.sleep(3)  # every pipe between the command and the stuck sink fills
+    started = time.monotonic()
+    with anyio.fail_after(180):
+        async with anyio.create_task_group() as group:
+            for command in running:
+                group.start_soon(command.kill)
+    took = time.monotonic() - started
+    assert took < 25, f"killing took {took:.1f}s"
+    with anyio.fail_after(30):  # and each client is waited for: its pipes did not stay full
+        for command in running:
+            assert isinstance(await command.wait(), int)
+    assert await _in_container(sandbox, mark) == ""
+    assert _host_clients(sandbox.container_id, mark) == []

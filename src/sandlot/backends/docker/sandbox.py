@@ -104,6 +104,12 @@ class PidAnnouncement:
         return rest
 
 
+async def _read_to_end(reader: asyncio.StreamReader | None) -> None:
+    if reader is not None:
+        while await reader.read(CHUNK):
+            pass
+
+
 class DockerCommand(RunningCommand):
     """One `docker exec` client process and the command it runs inside the container."""
 
@@ -204,8 +210,11 @@ class DockerCommand(RunningCommand):
                                return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
         if self.pid is not None and not self._done.done():
+            # Bounded: the engine can hold a new exec while it cannot deliver the output of
+            # others (four relays whose host readers stalled: kills took 1, 7, 30 and 30 s,
+            # each freed as another client ended). The client is ended below either way.
             with contextlib.suppress(Exception):
-                await self._sandbox.kill_group(self.pid)
+                await asyncio.wait_for(self._sandbox.kill_group(self.pid), DRAIN_AFTER_KILL)
 
     async def kill(self) -> None:
         self._killed = True
@@ -224,6 +233,12 @@ class DockerCommand(RunningCommand):
                     task.cancel()
                 if self._feeder is not None:
                     self._feeder.cancel()
+                # A sink never returned. What is left in the pipes is read to its end (the
+                # client is gone, so the end comes): a pipe left full is never closed, and
+                # the client's wait() waits for its pipes.
+                await asyncio.wait(self._tasks, timeout=DRAIN_AFTER_KILL)
+                self._tasks = [asyncio.ensure_future(_read_to_end(reader))
+                               for reader in (self._proc.stdout, self._proc.stderr)]
             except Exception:
                 pass  # reported by wait()
         except Exception:

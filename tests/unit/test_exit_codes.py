@@ -66,3 +66,15 @@ def test_the_scripts_take_every_code_from_the_table() -> None:
 def test_an_unknown_code_name_fails_at_import() -> None:
     with pytest.raises(KeyError):
         scripts._codes("fail @NO_SUCH_CODE@ x")
+
+
+def test_every_code_but_grep_s_own_has_its_typed_error() -> None:
+    # BAD_PATTERN is grep's, which words it itself; every other code has an entry in the table
+    # `Toolbox._fail` reads, and every entry formats with the fields `_fail` gives it.
+    from sandlot.tools.file_tools import FAILURES
+
+    assert set(FAILURES) == set(Exit) - {Exit.BAD_PATTERN}
+    fields = dict(tool="read", rel="a", where='workspace "w"', name="w", root="/w", path="a",
+                  detail="d", stderr="e", edit_bytes=1)
+    for _, message in FAILURES.values():
+        assert "{" not in message.format(**fields)

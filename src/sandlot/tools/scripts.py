@@ -10,11 +10,13 @@ ancestor through `cd -P` or `readlink -f`, plus the missing tail -- and refuses 
 outside the root's real path. The operation then uses that resolved path `$P`, so a symlink
 inside the root that points elsewhere inside the root keeps working.
 
-Exit codes 70-89 are ours (see `Exit`); the detail is the last line on stderr.
+Exit codes 70-89 are ours: `Exit` is their one table (the scripts say `fail @NAME@`, filled
+in from it at import); the detail is the last line on stderr.
 """
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 
 
@@ -37,113 +39,124 @@ class Exit(IntEnum):
     BAD_PATTERN = 85
 
 
-PRELUDE = r"""
+_CODE = re.compile(r"@([A-Z_]+)@")
+
+
+def _codes(script: str) -> str:
+    """`script` with each `@NAME@` replaced by `Exit.NAME`'s number: the scripts take their
+    codes from the table above, so the two cannot disagree (an unknown name fails the import).
+    safe_helper.py, which runs without sandlot, is checked against the table by
+    tests/unit/test_exit_codes.py instead."""
+    return _CODE.sub(lambda m: str(int(Exit[m.group(1)])), script)
+
+
+PRELUDE = _codes(r"""
 unset CDPATH
 fail() { code=$1; shift; printf '%s\n' "$*" >&2; exit "$code"; }
 resolve() {
-  R=$(cd -P -- "$1" 2>/dev/null && pwd -P) || fail 70 "$1"
+  R=$(cd -P -- "$1" 2>/dev/null && pwd -P) || fail @ROOT_MISSING@ "$1"
   t=$2; rest=; hops=0
   while :; do
-    hops=$((hops + 1)); [ "$hops" -le 40 ] || fail 71 "$t"
+    hops=$((hops + 1)); [ "$hops" -le 40 ] || fail @UNRESOLVABLE@ "$t"
     while [ ! -e "$t" ] && [ ! -L "$t" ]; do
       rest=/${t##*/}$rest; t=${t%/*}; [ -n "$t" ] || t=/
     done
     if [ -d "$t" ]; then
-      c=$(cd -P -- "$t" 2>/dev/null && pwd -P) || fail 71 "$t"
+      c=$(cd -P -- "$t" 2>/dev/null && pwd -P) || fail @UNRESOLVABLE@ "$t"
       break
     fi
     c=$(readlink -f "$t" 2>/dev/null) || c=
     if [ -n "$c" ] && [ -z "$rest" ]; then break; fi
-    if [ -n "$c" ] && [ -e "$t" ]; then fail 73 "$t"; fi  # a file with a path below it
+    if [ -n "$c" ] && [ -e "$t" ]; then fail @NOT_A_DIRECTORY@ "$t"; fi  # a file, a path below it
     if [ -n "$c" ]; then t=$c$rest; rest=; continue; fi   # dangling link, path below it
     # A dangling symlink whose target's directory is missing too: follow it by hand.
-    [ -L "$t" ] || fail 71 "$t"
-    l=$(readlink "$t") || fail 71 "$t"
+    [ -L "$t" ] || fail @UNRESOLVABLE@ "$t"
+    l=$(readlink "$t") || fail @UNRESOLVABLE@ "$t"
     case $l in /*) ;; *) l=${t%/*}/$l ;; esac
     t=$l$rest; rest=
   done
   # Missing components come from our own (normalised) path or from a link target; a `..`
   # among them would be applied only once the directories exist: refuse it.
-  case "$rest/" in */../*|*/./*) fail 72 "$t$rest" ;; esac
+  case "$rest/" in */../*|*/./*) fail @ESCAPES@ "$t$rest" ;; esac
   [ "$c" = / ] && c=
   P=$c$rest; [ -n "$P" ] || P=/
-  case "$P/" in "${R%/}"/*) ;; *) fail 72 "$P" ;; esac
+  case "$P/" in "${R%/}"/*) ;; *) fail @ESCAPES@ "$P" ;; esac
 }
 is_binary() {
   n=$(($(head -c 8192 "$1" | wc -c))); k=$(($(head -c 8192 "$1" | tr -d '\000' | wc -c)))
   [ "$n" -ne "$k" ]
 }
 digest() { md5sum 2>/dev/null || cksum; }
-"""
+""")
 
 # Prints the resolved path (tests and callers that need the sandbox's view of a path).
-RESOLVE = PRELUDE + r"""
+RESOLVE = PRELUDE + _codes(r"""
 resolve "$1" "$2"
 printf '%s' "$P"
-"""
+""")
 
 # $3 the token of an interrupted write: removes its temp file (best effort).
-DISCARD = PRELUDE + r"""
+DISCARD = PRELUDE + _codes(r"""
 resolve "$1" "$2"
 dir=${P%/*}; [ -n "$dir" ] || dir=/
 rm -f -- "$dir/.sandlot-write.$3.tmp"
-"""
+""")
 
 # $3 first line (1-based), $4 line count, $5 byte cap. Prints "SIZE LINES\n" then the page.
-READ = PRELUDE + r"""
+READ = PRELUDE + _codes(r"""
 resolve "$1" "$2"
-[ -e "$P" ] || fail 74 "$P"
-[ -d "$P" ] && fail 75 "$P"
-[ -f "$P" ] || fail 76 "$P"
-size=$(wc -c < "$P") || fail 76 "$P"
+[ -e "$P" ] || fail @NOT_FOUND@ "$P"
+[ -d "$P" ] && fail @IS_A_DIRECTORY@ "$P"
+[ -f "$P" ] || fail @NOT_A_FILE@ "$P"
+size=$(wc -c < "$P") || fail @NOT_A_FILE@ "$P"
 size=$((size))
-is_binary "$P" && fail 79 "$size"
+is_binary "$P" && fail @BINARY@ "$size"
 lines=$(($(wc -l < "$P")))
 if [ "$size" -gt 0 ] && [ "$(tail -c 1 "$P" | wc -l)" -eq 0 ]; then lines=$((lines + 1)); fi
 printf '%s %s\n' "$size" "$lines"
 tail -n "+$3" "$P" | head -n "$4" | head -c "$5"
-"""
+""")
 
 # $3 byte cap. Prints "DIGEST\n" then the whole file (for edit's read-modify-write).
-SLURP = PRELUDE + r"""
+SLURP = PRELUDE + _codes(r"""
 resolve "$1" "$2"
-[ -e "$P" ] || fail 74 "$P"
-[ -d "$P" ] && fail 75 "$P"
-[ -f "$P" ] || fail 76 "$P"
+[ -e "$P" ] || fail @NOT_FOUND@ "$P"
+[ -d "$P" ] && fail @IS_A_DIRECTORY@ "$P"
+[ -f "$P" ] || fail @NOT_A_FILE@ "$P"
 size=$(($(wc -c < "$P")))
-[ "$size" -le "$3" ] || fail 84 "$size"
-is_binary "$P" && fail 79 "$size"
+[ "$size" -le "$3" ] || fail @TOO_LARGE@ "$size"
+is_binary "$P" && fail @BINARY@ "$size"
 d=$(digest < "$P")
 printf '%s\n' "$d"
 cat "$P"
-"""
+""")
 
 # $3 "any" (overwrite allowed) or "new" (must not exist), $4 expected digest or "",
 # $5 a random token for the temp name. Content on stdin. Prints "EXISTED BYTES".
-WRITE = PRELUDE + r"""
+WRITE = PRELUDE + _codes(r"""
 resolve "$1" "$2"
-[ -d "$P" ] && { cat >/dev/null; fail 75 "$P"; }
+[ -d "$P" ] && { cat >/dev/null; fail @IS_A_DIRECTORY@ "$P"; }
 existed=0
 if [ -e "$P" ]; then
   existed=1
-  [ -f "$P" ] || { cat >/dev/null; fail 76 "$P"; }
-  [ "$3" = any ] || { cat >/dev/null; fail 80 "$P"; }
+  [ -f "$P" ] || { cat >/dev/null; fail @NOT_A_FILE@ "$P"; }
+  [ "$3" = any ] || { cat >/dev/null; fail @EXISTS_NOT_READ@ "$P"; }
   if [ -n "$4" ]; then
-    d=$(digest < "$P"); [ "$d" = "$4" ] || { cat >/dev/null; fail 81 "$P"; }
+    d=$(digest < "$P"); [ "$d" = "$4" ] || { cat >/dev/null; fail @CHANGED@ "$P"; }
   fi
 fi
 dir=${P%/*}; [ -n "$dir" ] || dir=/
-mkdir -p -- "$dir" 2>/dev/null || { cat >/dev/null; fail 82 "$dir"; }
+mkdir -p -- "$dir" 2>/dev/null || { cat >/dev/null; fail @MKDIR_FAILED@ "$dir"; }
 tmp=$dir/.sandlot-write.$5.tmp
 trap 'rm -f -- "$tmp"' EXIT
 trap 'exit 129' HUP INT TERM PIPE
-cat > "$tmp" || fail 83 "$P"
+cat > "$tmp" || fail @WRITE_FAILED@ "$P"
 if [ "$existed" = 1 ]; then
   mode=$(stat -c %a "$P" 2>/dev/null) && chmod "$mode" "$tmp" 2>/dev/null
 fi
-mv -f -- "$tmp" "$P" || fail 83 "$P"
+mv -f -- "$tmp" "$P" || fail @WRITE_FAILED@ "$P"
 printf '%s %s\n' "$existed" "$(($(wc -c < "$P")))"
-"""
+""")
 
 # Shared by glob and grep: `list0` prints the regular files under "." as NUL-terminated
 # "./"-prefixed paths, skipping directories named in $EXCLUDES (slash-separated); ripgrep when
@@ -179,16 +192,16 @@ select0() { if [ -n "$1" ]; then LC_ALL=C grep -z -E -e "^\./${1#^}"; else cat; 
 # $3 filter ERE ("" = all), $4 byte bound of the output, $5 use rg (1/0), $6 excluded dir
 # names. Prints "\036engine NAME\0" then every matching path, NUL-terminated, sorted; the
 # caller counts and caps them.
-GLOB = PRELUDE + _LIST + r"""
+GLOB = PRELUDE + _LIST + _codes(r"""
 USE_RG=$5; EXCLUDES=$6; pick_engine
 resolve "$1" "$2"
-[ -e "$P" ] || fail 74 "$P"
-[ -d "$P" ] || fail 73 "$P"
+[ -e "$P" ] || fail @NOT_FOUND@ "$P"
+[ -d "$P" ] || fail @NOT_A_DIRECTORY@ "$P"
 # "." is a directory the race-free helper already entered: do not look it up by name again.
-[ "$2" = . ] || cd -P -- "$P" || fail 71 "$P"
+[ "$2" = . ] || cd -P -- "$P" || fail @UNRESOLVABLE@ "$P"
 printf '\036engine %s\000' "$ENGINE"
 list0 | select0 "$3" | LC_ALL=C sort -z | head -c "$4"
-"""
+""")
 
 # $3 pattern for rg, $4 pattern for grep -E, $5 file filter ERE, $6 "i" to ignore case,
 # $7 context lines, $8 byte bound of the output (head -c: linear, however long a line is),
@@ -196,25 +209,25 @@ list0 | select0 "$3" | LC_ALL=C sort -z | head -c "$4"
 # rg: its JSON lines (names JSON-encoded). grep: per file "\036F<name>\0" then `grep -n` lines,
 # "\036B<name>\0" for a binary file. Both engines read every file as bytes (grep -a; our own
 # NUL test decides what is binary), so invalid UTF-8 matches alike.
-GREP = PRELUDE + _LIST + r"""
+GREP = PRELUDE + _LIST + _codes(r"""
 USE_RG=$9; EXCLUDES=${10}; CTX=$7; pick_engine
 resolve "$1" "$2"
-[ -e "$P" ] || fail 74 "$P"
+[ -e "$P" ] || fail @NOT_FOUND@ "$P"
 if [ "$6" = i ]; then ICASE=-i; else ICASE=; fi
 if [ "$ENGINE" = rg ]; then
   PAT=$3
   err=$(printf '\n' | rg --no-config $ICASE -e "$PAT" 2>&1 >/dev/null)
-  [ $? -eq 2 ] && fail 85 "$err"
+  [ $? -eq 2 ] && fail @BAD_PATTERN@ "$err"
 else
   PAT=$4
   err=$(printf '\n' | grep -E $ICASE -e "$PAT" 2>&1 >/dev/null)
-  [ $? -eq 2 ] && fail 85 "$err"
+  [ $? -eq 2 ] && fail @BAD_PATTERN@ "$err"
 fi
 if [ -d "$P" ]; then
-  [ "$2" = . ] || cd -P -- "$P" || fail 71 "$P"
+  [ "$2" = . ] || cd -P -- "$P" || fail @UNRESOLVABLE@ "$P"
   files0() { list0 | select0 "$5" | LC_ALL=C sort -z; }
 else
-  cd -P -- "${P%/*}/" || fail 71 "$P"
+  cd -P -- "${P%/*}/" || fail @UNRESOLVABLE@ "$P"
   base=${P##*/}
   files0() { printf './%s\000' "$base"; }
 fi
@@ -246,4 +259,4 @@ else
     files0 | show
   fi
 fi | head -c "$8"
-"""
+""")

@@ -1,0 +1,86 @@
+"""The toolbox's tools as agent frameworks register them: name, description, argument model,
+and whether the tool changes anything (a read-only toolbox offers only the others)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from .models import (
+    BashArgs,
+    BashOutputArgs,
+    EditArgs,
+    GlobArgs,
+    GrepArgs,
+    KillShellArgs,
+    ReadArgs,
+    RunCodeArgs,
+    WriteArgs,
+)
+from .verify_tools import RunScriptArgs, VerifyArgs
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as agent frameworks register it."""
+
+    name: str
+    description: str
+    args: type[BaseModel]
+    mutating: bool
+
+
+TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in [
+        ToolSpec("read", "Read a text file in the workspace. Returns numbered lines "
+                 "(`     N<TAB>text`); page through large files with offset and limit. "
+                 "Binary files are refused. Reading a file is required before write "
+                 "overwrites it or edit changes it.", ReadArgs, False),
+        ToolSpec("write", "Write a whole file in the workspace, creating parent directories. "
+                 "Overwriting an existing file requires reading it first. The write is "
+                 "atomic: the file is replaced whole or not at all.", WriteArgs, True),
+        ToolSpec("edit", "Replace exact text in a file that was read first. `old` must occur "
+                 "exactly once (or set replace_all); copy it from read's output without the "
+                 "line-number prefix.", EditArgs, True),
+        ToolSpec("glob", "List files whose path matches a glob, relative to the workspace "
+                 "root, sorted by name. Skips .git and node_modules unless searching inside "
+                 "them.", GlobArgs, False),
+        ToolSpec("grep", "Search file contents with a regular expression. Output lines are "
+                 "`path:line:text` for matches and `path-line-text` for context, paths "
+                 "relative to the workspace root.", GrepArgs, False),
+        ToolSpec("bash", "Run a shell command in the workspace root and return its exit code "
+                 "and output (the tail, if long). With background=true it returns a "
+                 "shell_id at once.", BashArgs, True),
+        ToolSpec("bash_output", "Read the new output and the status of a background shell.",
+                 BashOutputArgs, True),
+        ToolSpec("kill_shell", "End a background shell and every process it started.",
+                 KillShellArgs, True),
+        ToolSpec("run_code", "Run a snippet of code (python, golang, node or shell) in a "
+                 "fresh file in the sandbox and return its exit code and output; "
+                 "requirements are installed first.", RunCodeArgs, True),
+        ToolSpec("run_tests", "Run the project's whole test suite in the workspace (go test, "
+                 "cargo test, the package.json test script, pytest) and return passed/failed "
+                 "counts and each failure with its file and line.", VerifyArgs, True),
+        ToolSpec("run_lint", "Run the project's linter in the workspace (golangci-lint, "
+                 "clippy, eslint, ruff) and return its findings.", VerifyArgs, True),
+        ToolSpec("run_typecheck", "Run the project's type checker in the workspace (go vet, "
+                 "cargo check, tsc, mypy) and return its findings.", VerifyArgs, True),
+        ToolSpec("run_failing_tests", "Run again only the tests that failed in this "
+                 "workspace's last run_tests (or run_failing_tests), and return their new "
+                 "results.", VerifyArgs, True),
+        ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
+                 "package manager.", RunScriptArgs, True),
+    ]
+}
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's generated `title`s: noise in a tool schema a model reads."""
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema

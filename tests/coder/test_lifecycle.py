@@ -316,6 +316,11 @@ async def test_a_cancelled_session_during_create_applies_on_close(
         template=deployment.template(SINGLE), workspace_name=name, on_close="delete"
     )
     entered = False
+    if deployment.kind == "fake":
+        # The fake's agent is ready a moment after its workspace shows in `coder list`; on a
+        # loaded machine the poll below could see it only after the session was entered.
+        # Holding the agent at `connecting` keeps the cancel inside the create, as intended.
+        deployment.fake.set_agent_connects_late(seconds=60, workspace=name)
 
     async def use() -> None:
         nonlocal entered

@@ -56,10 +56,10 @@ def test_run_refuses_its_inputs_before_making_a_sandbox(host_repo: Path, tmp_pat
     for flags, said in [(["--branch", "taken"], "already exists"),
                         (["--branch", "bad..name"], "not a valid branch name"),
                         (["--repo", str(tmp_path / "nowhere"), "--branch", "b"],
-                         "not a directory"),
+                         "host path does not exist"),
                         (["--branch", "b", "--ref", "no-such-ref"], "does not name a commit")]:
         done = _sandlot(host_repo, *flags, "--", f"touch {marker}")
-        assert done.returncode == 1, (flags, done.stderr)
+        assert done.returncode == 125, (flags, done.stderr)  # sandlot refused its input
         assert said in done.stderr, (flags, done.stderr)
         assert "creating" not in done.stderr, (flags, done.stderr)  # no sandbox was made
         assert not marker.exists(), flags

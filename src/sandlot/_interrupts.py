@@ -78,8 +78,11 @@ class Interrupts:
         except RuntimeError:
             return self
         self._previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
-        for sig in SIGNALS:
-            loop.add_signal_handler(sig, self.handle, sig)
+        try:
+            for sig in SIGNALS:
+                loop.add_signal_handler(sig, self.handle, sig)
+        except NotImplementedError:  # an event loop without signal support (Windows)
+            return self
         self._loop = loop
         return self
 

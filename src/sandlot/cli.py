@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from ._interrupts import Interrupts
 from ._version import __version__
 from .errors import HINTS, ConfigurationError, Hint, SandlotError
 
@@ -148,34 +149,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _terminable(handler: Handler, args: argparse.Namespace) -> int:
-    """Run the command so that SIGTERM ends it as Ctrl-C does: cancelled, its sandboxes closed
-    (the default action would kill the process and leave them, and their commands, behind).
-    Commands with signal handling of their own (serve, mcp, fanout: `own_signals`) keep it."""
+    """Run the command under the one signal policy (`sandlot._interrupts`): the first SIGINT or
+    SIGTERM cancels it, so its sandboxes are closed and its commits brought back (the default
+    actions would kill the process, or raise KeyboardInterrupt anywhere, and leave them); a
+    second cancels that clean-up too; the status is 128 + the first signal. Commands that
+    say what their stop is (serve, mcp, fanout: `own_signals`) install the policy themselves."""
     if getattr(args, "own_signals", False):
         return await handler(args)
-    loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    terminated = False
 
-    def on_sigterm() -> None:
-        nonlocal terminated
-        terminated = True
+    def cancel(_signum: int, *_count: int) -> None:
         if task is not None:
             task.cancel()
 
-    try:
-        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        return await handler(args)
-    try:
-        return await handler(args)
-    except asyncio.CancelledError:
-        if terminated:
-            print("sandlot: terminated; the sandbox was closed", file=sys.stderr)
-            return 128 + signal.SIGTERM
-        raise
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+    interrupts = Interrupts(cancel)
+    with interrupts:
+        try:
+            return await handler(args)
+        except asyncio.CancelledError:
+            if interrupts.exit_code is None:
+                raise
+            how = "terminated" if interrupts.signal == signal.SIGTERM else "interrupted"
+            print(f"sandlot: {how}; the sandbox was closed", file=sys.stderr)
+            return interrupts.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

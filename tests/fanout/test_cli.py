@@ -190,3 +190,17 @@ def test_repo_with_a_bad_branch_prefix_makes_no_sandbox(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "not a valid branch name" in proc.stderr
     assert "creating" not in proc.stderr
+
+
+def test_sigterm_stops_like_ctrl_c_and_exits_128_plus_it(tmp_path: Path) -> None:
+    """The one signal policy (sandlot._interrupts): the status names the signal (it was 130
+    whatever the signal)."""
+    report = tmp_path / "report.json"
+    proc = _start("-n", "2", "--report", str(report), "--", "sleep 300", cwd=tmp_path)
+    _wait_for_lines(proc, " running ", 2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    data = json.loads(report.read_text())
+    assert data["cancelled"] and data["counts"] == {"cancelled": 2}
+    assert all(s["closed"] for s in data["sandboxes"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -240,3 +241,31 @@ def test_forwards_reach_a_server_started_through_execute(root: Path) -> None:
             httpx.get(body["url"], timeout=10)
         serve.proc.send_signal(signal.SIGTERM)
         assert serve.proc.wait(60) == 0
+
+
+def test_a_second_sigterm_does_not_wait_out_the_grace(root: Path) -> None:
+    """The signal policy (sandlot._interrupts): a second signal gives the graceful part up.
+    uvicorn alone forced its way down on a second SIGINT only, and waited out the grace."""
+    require_binary("bash")
+    with sandlot_serve(root, "--mode", "shell", "--shutdown-grace", "300") as serve:
+        url = url_of(serve.wait_for("listening on"))
+        worktree = next(root.iterdir())
+        started = worktree / "started"
+
+        def long_run() -> None:
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.post(f"{url}/execute", json={"code": f"touch {started}; sleep 280",
+                                                   "timeout": 290}, timeout=400)
+
+        client = threading.Thread(target=long_run, daemon=True)
+        client.start()
+        for _ in range(600):
+            if started.exists():
+                break
+            threading.Event().wait(0.05)
+        serve.proc.send_signal(signal.SIGTERM)
+        threading.Event().wait(1)  # the shutdown is waiting for the run
+        assert serve.proc.poll() is None, serve.output  # the first one waits: the grace
+        serve.proc.send_signal(signal.SIGTERM)
+        serve.proc.wait(90)  # the grace alone is 300 s
+    assert list(root.iterdir()) == [], "on_close=delete did not run"

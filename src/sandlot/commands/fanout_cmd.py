@@ -1,19 +1,19 @@
 """`sandlot fanout`: one command in N fresh sandboxes at once, with live progress and a report.
 
 Ctrl-C (or SIGTERM) once: every command is ended and every sandbox closed with its on_close,
-then the summary and report are written as usual (exit 130). Ctrl-C again while that cleanup
-runs: the sandboxes not yet closed are listed with how to find them later; cleanup goes on. A
-third Ctrl-C abandons the cleanup, after listing them once more.
+then the summary and report are written as usual (exit 128 + the signal: 130 for Ctrl-C).
+Ctrl-C again while that cleanup runs: the sandboxes not yet closed are listed with how to find
+them later; cleanup goes on. A third Ctrl-C abandons the cleanup, after listing them once
+more. This is the one policy of `sandlot._interrupts`, with the giving-up put off to the third
+signal: the cleanup is what keeps many sandboxes from being left behind.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -23,6 +23,7 @@ import anyio
 from rich.console import Console
 
 from .. import git, progress
+from .._interrupts import Interrupts
 from ..cli import add_provider_arguments, provider_from_args
 from ..fanout import DEFAULT_MAX_PARALLEL, FanoutReport, Slot, run
 from ..fanout.display import LiveView, leftovers, summary
@@ -44,7 +45,8 @@ def register(subparsers: Any) -> None:
         "command in each (optionally after copying a directory in), show live progress, then "
         "a summary. Each sandbox is closed with its on_close whatever happens. The command "
         "sees SANDLOT_FANOUT_INDEX (0..N-1) and SANDLOT_FANOUT_LABEL. Exit status: 0 when "
-        "every sandbox succeeded, 1 when any failed, 130 when interrupted.",
+        "every sandbox succeeded, 1 when any failed, 128 + the signal when interrupted (130 for "
+        "Ctrl-C).",
         epilog="examples:\n"
         "  sandlot fanout -n 4 -- 'echo try $SANDLOT_FANOUT_INDEX'\n"
         "  sandlot fanout -n 8 --max-parallel 4 --report out.json \\\n"
@@ -207,8 +209,8 @@ async def run_command(args: argparse.Namespace) -> int:
     left = leftovers(report.outcomes)
     if left:
         console.print("these sandboxes may be left behind:\n" + "\n".join(left), markup=False)
-    if interrupts.count:
-        return 130
+    if interrupts.exit_code is not None:
+        return interrupts.exit_code
     return 0 if report.ok else 1
 
 
@@ -260,7 +262,7 @@ class _Interrupts:
     def __init__(self, stop: anyio.Event, console: Console) -> None:
         self.stop = stop
         self.console = console
-        self.count = 0
+        self.signals = Interrupts(self.first, self.again)
         self._sandboxes: dict[int, tuple[str, str | None, bool]] = {}
 
     def on_event(self, event: FanoutEvent) -> None:
@@ -275,20 +277,23 @@ class _Interrupts:
             if not closed
         ]
 
-    def handle(self) -> None:
-        self.count += 1
-        if self.count == 1:
-            self.console.print(
-                "sandlot: interrupted; ending every command and closing every sandbox "
-                "(Ctrl-C again lists what is still open)", markup=False, highlight=False,
-            )
-            self.stop.set()
-            return
+    @property
+    def exit_code(self) -> int | None:
+        return self.signals.exit_code
+
+    def first(self, _signum: int) -> None:
+        self.console.print(
+            "sandlot: interrupted; ending every command and closing every sandbox "
+            "(Ctrl-C again lists what is still open)", markup=False, highlight=False,
+        )
+        self.stop.set()
+
+    def again(self, _signum: int, count: int) -> None:
         pending = self.pending()
         listing = "\n".join(pending) if pending else "  (none: every sandbox is closed)"
         hint = ("find leftovers later with `sandlot gc --dry-run` (docker) or `coder list` "
                 "(coder)")
-        if self.count == 2:
+        if count == 2:
             self.console.print(
                 f"sandlot: still closing these sandboxes:\n{listing}\n{hint}; cleanup goes on "
                 "(Ctrl-C once more abandons it, and these may be left)",
@@ -300,24 +305,7 @@ class _Interrupts:
             markup=False, highlight=False,
         )
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(self.exit_code or 130)
 
-    def installed(self) -> Any:
-        return _SignalHandlers(self.handle)
-
-
-class _SignalHandlers:
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def __enter__(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self.loop.add_signal_handler(sig, self.handle)
-
-    def __exit__(self, *exc: object) -> None:
-        assert self.loop is not None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self.loop.remove_signal_handler(sig)
-
+    def installed(self) -> Interrupts:
+        return self.signals

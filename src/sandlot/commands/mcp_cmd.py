@@ -1,8 +1,8 @@
 """`sandlot mcp`: the toolbox of one sandbox as an MCP server, over stdio or streamable HTTP.
 
-The sandbox is created at start-up and closed (its provider's on_close applied) however the
-server ends: stdin closed by the client, SIGTERM, SIGINT, or a failed start-up. Everything
-this command says goes to stderr: on stdio, stdout is the protocol's channel.
+This module reads and checks the command line (every refusal before a sandbox exists);
+mcp_server/runner.py runs the server. Everything this command says goes to stderr: on stdio,
+stdout is the protocol's channel.
 """
 
 from __future__ import annotations
@@ -10,15 +10,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import posixpath
 import re
-import signal
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import anyio
 
 from ..cli import add_provider_arguments, provider_from_args
 from ..errors import ConfigurationError, WorkspaceError
@@ -141,42 +136,19 @@ async def run(args: argparse.Namespace) -> int:
     if args.progress_interval <= 0:
         raise ConfigurationError("--progress-interval must be a positive number of seconds")
     try:
-        from ..mcp_server import build_server
+        from ..mcp_server.runner import McpOptions, McpRunner
     except ImportError as exc:
         _say(f"needs the mcp extra ({exc.name} is missing): pip install 'sandlot[mcp]'")
         return 2
+    options = McpOptions(
+        copies=copies, roots=roots, repo=repo, branch=args.branch,
+        commit_uncommitted=args.commit_uncommitted,
+        bring_back_timeout=args.bring_back_timeout, readonly=args.readonly, http=settings,
+        max_message_bytes=args.max_message_bytes, progress_interval=args.progress_interval,
+    )  # fmt: skip
     provider = provider_from_args(args)
     _say(f"creating a {provider.name} sandbox")
-    stop = _Stop()
-    with anyio.CancelScope() as scope:
-        stop.scope = scope
-        async with anyio.create_task_group() as group:
-            await group.start(_watch_signals, stop)
-            try:
-                async with provider.session() as sandbox:
-                    box = await _toolbox(sandbox, copies, roots, repo, args.readonly)
-                    try:
-                        async with box:
-                            server = build_server(box, progress_interval=args.progress_interval,
-                                                  instructions=_instructions(box))
-                            where = ", ".join(f"{w.name}={w.root}" for w in box.workspaces)
-                            if settings is None:
-                                _say(f"serving MCP on stdio; sandbox {sandbox.name} "
-                                     f"({sandbox.provider}); workspaces {where}")
-                                await _serve_stdio(server, args.max_message_bytes)
-                            else:
-                                await _serve_http(server, settings, sandbox.name, where, stop)
-                    finally:
-                        if repo is not None and args.branch:
-                            await _bring_back(sandbox, repo[1],
-                                              box.workspaces.resolve(repo[0]), args.branch,
-                                              args.commit_uncommitted, stop,
-                                              args.bring_back_timeout)
-                        _say(f"closing sandbox {sandbox.name}")
-            finally:
-                stop.end_watch()
-            group.cancel_scope.cancel()
-    return 128 + stop.signal if stop.signal else 0
+    return await McpRunner(options, provider, _say).run()
 
 
 async def _check_inputs(
@@ -257,103 +229,6 @@ def _refuse_initialize(message: str, wait: float = 30.0) -> None:
                 return
 
 
-class _Stop:
-    """How a signal ends the server: uvicorn is asked to exit (it finishes its responses);
-    anything else (start-up, stdio) is cancelled."""
-
-    def __init__(self) -> None:
-        self.scope: anyio.CancelScope | None = None
-        self.web: Any = None
-        self.signal = 0
-        self.count = 0
-        self.watcher: anyio.CancelScope | None = None
-        #: The bring-back's scope while it runs: a second signal cancels it.
-        self.bringing_back: anyio.CancelScope | None = None
-
-    def __call__(self, signum: int) -> None:
-        self.count += 1
-        self.signal = signum
-        if self.bringing_back is not None:
-            if self.count > 1:
-                _say(f"{signal.Signals(signum).name} again: giving up bringing the commits "
-                     "back; closing the sandbox")
-                self.bringing_back.cancel()
-            else:
-                _say(f"{signal.Signals(signum).name}: shutting down once the commits are back "
-                     "(send it again to give up)")
-            return
-        _say(f"{signal.Signals(signum).name}: shutting down")
-        if self.web is not None and self.web.started:
-            self.web.should_exit = True
-        elif self.scope is not None:
-            self.scope.cancel()
-
-    def end_watch(self) -> None:
-        if self.watcher is not None:
-            self.watcher.cancel()
-
-
-async def _watch_signals(stop: _Stop, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-    # Shielded: the first signal cancels the server, and the watcher must outlive it to hear
-    # a second one during the bring-back; end_watch() ends it.
-    with anyio.CancelScope(shield=True) as own:
-        stop.watcher = own
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            task_status.started()
-            async for signum in signals:
-                stop(signum)
-
-
-async def _toolbox(sandbox: Any, copies: Mapping[str, str], roots: Mapping[str, str],
-                   repo: tuple[str, Path] | None, readonly: bool) -> Any:
-    from .. import git
-    from ..tools import Toolbox
-    from ..workspaces import WorkspaceSet, mount
-
-    spec: dict[str, str] = {}
-    if copies:
-        _say(f"copying {', '.join(copies)} into the sandbox")
-        spec.update({w.name: w.root for w in await mount(sandbox, copies)})
-    if repo is not None:
-        name, path = repo
-        dest = posixpath.join(sandbox.worktree, name)
-        checkout = await git.push_in(sandbox, repo=str(path), dest=dest)
-        _say(f"repository {path} at {checkout.path} on {checkout.branch} "
-             f"{checkout.commit[:12]}")
-        spec[name] = checkout.path
-    spec.update(roots)
-    workspaces = WorkspaceSet(spec) if spec else None
-    return Toolbox(sandbox, workspaces, readonly=readonly)
-
-
-def _instructions(box: Any) -> str:
-    listing = ", ".join(f"{w.name} ({w.root})" for w in box.workspaces)
-    many = len(box.workspaces) > 1
-    return (
-        f"The tools act in an isolated sandbox ({box.sandbox.provider} "
-        f"{box.sandbox.name}). Workspaces: {listing}. "
-        + ("Pass `workspace` to every call. " if many else "")
-        + ("Read-only: only read, glob and grep are offered. " if box.readonly else "")
-        + "Paths are relative to the workspace root; read a file before you write or edit it."
-    )
-
-
-async def _serve_stdio(server: Any, max_message_bytes: int) -> None:
-    from ..mcp_server.stdio import serve_stdio
-
-    await serve_stdio(server, max_message_bytes)
-    _say("the client closed stdin")
-
-
-async def _serve_http(server: Any, settings: Any, name: str, where: str, stop: _Stop) -> None:
-    from ..mcp_server.http import web_server
-
-    web = web_server(server, settings, lambda url: _say(
-        f"serving MCP on {url}; sandbox {name}; workspaces {where}"))
-    stop.web = web
-    await web.serve()
-
-
 async def _check_branch(repo: Path, branch: str) -> None:
     from ..errors import BranchExistsError
     from ..git.roundtrip import check_target
@@ -363,38 +238,3 @@ async def _check_branch(repo: Path, branch: str) -> None:
     except BranchExistsError as exc:
         raise BranchExistsError(f"{exc}; or pass --branch-suffix auto for a new branch each "
                                 "launch") from None
-
-
-async def _bring_back(sandbox: Any, repo: Path, dest: str, branch: str,
-                      commit_uncommitted: str | None, stop: _Stop, bound: float) -> None:
-    from .. import git
-    from ..errors import SandlotError
-
-    _say(f"bringing the commits back as {branch} (at most {bound:g}s; a second SIGTERM or "
-         "SIGINT gives up)")
-    back = None
-    try:
-        # Shielded from the shutdown that got here, bounded, and cancelled by a second signal.
-        with anyio.CancelScope(shield=True, deadline=anyio.current_time() + bound) as scope:
-            stop.bringing_back = scope
-            back = await git.pull_out(sandbox, repo=str(repo), branch=branch, dest=dest,
-                                      commit_uncommitted=commit_uncommitted, rescue=True,
-                                      step_timeout=bound)
-    except SandlotError as exc:
-        _say(f"could not bring the commits back as {branch}: {exc}")
-        return
-    finally:
-        stop.bringing_back = None
-    if back is None:
-        _say(f"gave up bringing the commits back as {branch} (after at most {bound:g}s); they "
-             "are lost with the sandbox unless its on_close keeps it")
-        return
-    if back.branch is not None:
-        _say(f"{len(back.commits)} commit(s) came back as branch {back.branch} "
-             f"({back.head[:12]})")
-    elif back.rescue_ref is not None:
-        _say(f"{len(back.commits)} commit(s) came back as {back.rescue_ref}")
-    else:
-        _say("no new commits in the sandbox; no branch was written")
-    for note in back.notes:
-        _say(f"note: {note}")

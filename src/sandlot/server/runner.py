@@ -1,7 +1,9 @@
 """Run the server: make the sandbox, fix the mode, serve with uvicorn, close the sandbox.
 
 The sandbox's `on_close` is applied however the server ends: normal exit, SIGTERM or SIGINT
-(also while the sandbox is still being created), or a failed start-up.
+(also while the sandbox is still being created), or a failed start-up. Signals follow the one
+policy of `sandlot._interrupts`: the first stops the server (running requests get their
+grace), a second forces uvicorn down without waiting for them.
 """
 
 from __future__ import annotations
@@ -10,13 +12,12 @@ import asyncio
 import contextlib
 import signal
 import socket
-import threading
 from collections.abc import Callable, Iterator
-from types import FrameType
 
 import anyio
 import uvicorn
 
+from .._interrupts import Interrupts
 from ..errors import register_secret
 from ..provider import IsolatedSandboxProvider
 from .app import create_app
@@ -39,7 +40,7 @@ class SandboxServer:
         self._uvicorn: uvicorn.Server | None = None
         self._startup: anyio.CancelScope | None = None
         self._stop_requested = False
-        self._signal: int | None = None
+        self._interrupts = Interrupts(lambda _signum: self.stop(), self._force_exit)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def stop(self) -> None:
@@ -49,6 +50,12 @@ class SandboxServer:
             self._uvicorn.should_exit = True
         else:
             self._cancel_startup()
+
+    def _force_exit(self, _signum: int, _count: int) -> None:
+        """A second signal: uvicorn stops without waiting for the running requests."""
+        if self._uvicorn is not None:
+            self._uvicorn.force_exit = True
+        self.stop()
 
     def _cancel_startup(self) -> None:
         scope, loop = self._startup, self._loop
@@ -62,14 +69,14 @@ class SandboxServer:
         self._startup = anyio.CancelScope()
         if self._stop_requested:
             self._startup.cancel()
-        with self._signals():
+        with self._interrupts:
             sandbox = None
             try:
                 with self._startup:
                     sandbox = await self.provider.create()
                     self.service = await SandboxService.start(sandbox, self.settings)
                 if self.service is None:
-                    return 128 + (self._signal or signal.SIGTERM)
+                    return self._interrupts.exit_code or 128 + signal.SIGTERM
                 await self._serve(self.service, on_ready)
                 return 0
             finally:
@@ -98,6 +105,8 @@ class SandboxServer:
         )
         server = _Server(config, lambda: self._ready(on_ready), service.stopping)
         self._uvicorn = server
+        if self._stop_requested:  # stopped between the start-up and here
+            server.should_exit = True
         # The forwards opened through POST /forwards live in this group until the server ends.
         async with anyio.create_task_group() as group:
             service.group = group
@@ -115,28 +124,10 @@ class SandboxServer:
         if on_ready is not None:
             on_ready(self)
 
-    @contextlib.contextmanager
-    def _signals(self) -> Iterator[None]:
-        """SIGTERM/SIGINT end the start-up cleanly; while serving, uvicorn takes them over and,
-        when done, hands them back here (instead of dying before the sandbox is closed)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
-        def handler(signum: int, _frame: FrameType | None) -> None:
-            self._signal = signum
-            self._cancel_startup()
-
-        previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            yield
-        finally:
-            for sig, old in previous.items():
-                signal.signal(sig, old)
-
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, telling when it listens (the port may have been chosen by the OS)."""
+    """uvicorn's server, telling when it listens (the port may have been chosen by the OS).
+    Signals stay with the runner's Interrupts, which asks it to exit (`should_exit`)."""
 
     def __init__(
         self, config: uvicorn.Config, on_started: Callable[[], None], stopping: asyncio.Event
@@ -144,6 +135,10 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self._on_started = on_started
         self._stopping = stopping
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._stopping.set()  # starts each running request's grace period

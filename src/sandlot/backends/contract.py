@@ -33,6 +33,8 @@ HOOKS: dict[str, str] = {
                           "sweeps its marked processes (True: sweep first, for a backend whose "
                           "group kill waits for the output pipes to drain)",
     "_can_sweep": "True: a sweep can run now (False: it would need a reconnect first)",
+    "_before_spawn": "nothing: what a start waits for before anything runs (a reconnect), "
+                     "awaited where a cancel may still cut it short",
     "_sweep": "run the sweep script (`_run_marks.SWEEP_SCRIPT`) as a command, killing every "
               "process whose environment holds the mark",
     "_spawn_detached": "start argv from `setsid` in a command that returns at once (durable "
@@ -83,6 +85,7 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "_interactive": "an SSH session on the caller's streams",
         "_close": "stops, deletes or leaves the workspace per on_close",
         "_can_sweep": "only while the SSH connection is up",
+        "_before_spawn": "reconnects a dropped SSH connection before the start",
         "_close_ends_durable": "True unless on_close='leave': an agent on a shared host would "
                                "leave them running",
         "_forward_preflight": "only ensures the connection (direct-tcpip needs no program)",

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
 
+from ._engine import Engine, SpawnSpec, discard
 from .errors import ConfigurationError
 from .errors import ForwardRelayMissingError as ForwardRelayMissingError  # home until errors.py
 from .errors import PortForwardUnsupportedError as PortForwardUnsupportedError
 
-if TYPE_CHECKING:
-    from .sandbox import Sandbox
+#: How a sandbox carries one accepted connection to its port (its `_forward_connection`).
+Connect = Callable[[anyio.abc.ByteStream, str, int], Awaitable[None]]
 
 #: Read size of every copy loop.
 CHUNK = 64 << 10
@@ -119,9 +120,10 @@ def check_target(remote_port: int, local_port: int, remote_host: str) -> None:
 
 @contextlib.asynccontextmanager
 async def forwarding(
-    sandbox: Sandbox, remote_port: int, *, local_port: int, remote_host: str
+    engine: Engine, connect: Connect, remote_port: int, *, local_port: int, remote_host: str
 ) -> AsyncIterator[ForwardAddress]:
-    """Listen on 127.0.0.1:local_port until the block ends (or the sandbox closes)."""
+    """Listen on 127.0.0.1:local_port until the block ends (or the sandbox closes), carrying
+    each accepted connection with `connect` (the backend's `_forward_connection`)."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=local_port)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     address = ForwardAddress("127.0.0.1", port, remote_host, remote_port)
@@ -129,19 +131,18 @@ async def forwarding(
     async def handle(client: anyio.abc.SocketStream) -> None:
         async with client:
             try:
-                await sandbox._forward_connection(client, remote_host, remote_port)
+                await connect(client, remote_host, remote_port)
             except Exception:  # one connection's failure never ends the forward
                 return
 
     try:
         async with anyio.create_task_group() as group:
-            sandbox._forwards.add(group.cancel_scope)
-            group.start_soon(listener.serve, handle)
-            try:
-                yield address
-            finally:
-                sandbox._forwards.discard(group.cancel_scope)
-                group.cancel_scope.cancel()
+            with engine.forward(group.cancel_scope):
+                group.start_soon(listener.serve, handle)
+                try:
+                    yield address
+                finally:
+                    group.cancel_scope.cancel()
     except BaseExceptionGroup as group_error:
         # The block's own exception, not wrapped by the task group that served it.
         if len(group_error.exceptions) == 1:
@@ -153,10 +154,9 @@ async def forwarding(
 
 
 async def relay_through_command(
-    sandbox: Sandbox, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
+    engine: Engine, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
 ) -> None:
     """One connection through a relay program in the sandbox (the default transport)."""
-    from .sandbox import SpawnSpec, _discard
 
     async def upstream() -> AsyncIterator[bytes]:
         while True:
@@ -172,10 +172,10 @@ async def relay_through_command(
 
     spec = SpawnSpec(
         argv=["sh", "-c", RELAY_SCRIPT, _PY_RELAY, remote_host, str(remote_port)],
-        cwd="/", env={}, sudo=False, stdin=upstream(), stdout=downstream, stderr=_discard,
+        cwd="/", env={}, sudo=False, stdin=upstream(), stdout=downstream, stderr=discard,
         display=f"sandlot: forward to {remote_host}:{remote_port}",
     )
-    running = await sandbox._spawn(spec)
+    running = await engine.spawn_unmarked(spec)
     try:
         await running.wait()
     except BaseException:

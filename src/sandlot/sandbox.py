@@ -2,7 +2,9 @@
 
 The public methods here hold the whole contract (validation, timeouts, bounded capture, closing);
 a backend only supplies `_spawn` (start one shell line with piped stdio), `_interactive` and
-`_close`. Copies are tar streams over `_spawn` unless a backend has something better.
+`_close`. Copies are tar streams over `_spawn` unless a backend has something better. Running
+a command (spec, marks, limits, result) is the engine's job (_engine.py, below this module);
+the hooks a backend owes or may override are listed in backends/contract.py.
 
 Contract (checked by tests/contract on every backend):
 
@@ -28,174 +30,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import logging
 import os
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import BinaryIO
 
 import anyio
 import anyio.abc
 
-from . import _run_marks, _shell
-
-if TYPE_CHECKING:
-    from .forward import ForwardAddress
-    from .processes import DurableProcesses
-from .errors import (
-    ArgumentsTooLongError,
-    CommandFailed,
-    CommandTimedOut,
-    ConfigurationError,
-    HostPathNotFoundError,
-    SandboxClosed,
-)
+from . import _run_marks, _shell, forward, transfer
+from ._engine import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+from ._engine import MAX_LINE as MAX_LINE
+from ._engine import SWEEP_TIMEOUT as SWEEP_TIMEOUT
+from ._engine import ByteSink as ByteSink
+from ._engine import Engine, Silence, await_exit, build_result, discard, sink
+from ._engine import ExecResult as ExecResult
+from ._engine import LineCallback as LineCallback
+from ._engine import RunningCommand as RunningCommand
+from ._engine import SpawnSpec as SpawnSpec
+from ._engine import StdinSource as StdinSource
+from .errors import ConfigurationError, HostPathNotFoundError
+from .forward import ForwardAddress
 from .output import OutputCapture
-
-ByteSink = Callable[[bytes], Awaitable[None]]
-StdinSource = bytes | AsyncIterable[bytes] | None
-LineCallback = Callable[[str], None]
-
-DEFAULT_MAX_OUTPUT = 8 << 20
-
-log = logging.getLogger("sandlot")
-
-#: Linux's limit on one argument (MAX_ARG_STRLEN), which the rendered `sh -c` line must respect.
-MAX_LINE = 128 << 10
-
-#: Seconds one search for a command's leftover processes may take (remote: one round trip).
-SWEEP_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class ExecResult:
-    """What a finished command produced. Output is the captured (bounded) tail of each stream."""
-
-    command: str
-    exit_code: int
-    stdout: str
-    stderr: str
-    duration: float
-    timed_out: bool = False
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    timed_out_by: Literal["timeout", "idle_timeout"] | None = None
-    """Which limit ended the command when `timed_out`: the whole run's, or the silence one."""
-
-    @property
-    def truncated(self) -> bool:
-        return self.stdout_truncated or self.stderr_truncated
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    def check(self) -> ExecResult:
-        """Return self when the command succeeded, else raise a typed `CommandError`."""
-        if self.timed_out:
-            why = (
-                "produced no output for its idle_timeout"
-                if self.timed_out_by == "idle_timeout" else "timed out"
-            )
-            raise CommandTimedOut(
-                f"command {why} (ended after {self.duration:.1f}s): {self.command}",
-                command=self.command,
-                exit_code=self.exit_code,
-                stderr=self.stderr,
-            )
-        if self.exit_code != 0:
-            raise CommandFailed(
-                f"command exited with status {self.exit_code}: {self.command}",
-                command=self.command,
-                exit_code=self.exit_code,
-                stderr=self.stderr,
-            )
-        return self
-
-
-@dataclass
-class SpawnSpec:
-    """One command as a backend receives it: already validated and rendered."""
-
-    argv: list[str]
-    cwd: str
-    env: dict[str, str]
-    sudo: bool
-    stdin: StdinSource
-    stdout: ByteSink
-    stderr: ByteSink
-    display: str = ""
-    extra: dict[str, object] = field(default_factory=dict)
-
-    def shell_line(self, *, announce_pid: bool = False, inline: bool = True) -> str:
-        return _shell.render(
-            self.argv, cwd=self.cwd, env=self.env, sudo=self.sudo, announce_pid=announce_pid,
-            inline=inline,
-        )
-
-
-class RunningCommand(ABC):
-    """A started command, as a backend tracks it."""
-
-    @abstractmethod
-    async def wait(self) -> int:
-        """Exit code, once the process ended AND its output was fully delivered to the sinks.
-
-        Must be safe to call again after a cancelled call, and must return within a few seconds
-        after `kill()` even if a detached grandchild still holds the pipes open.
-        """
-
-    @abstractmethod
-    async def kill(self) -> None:
-        """End the command's whole process tree. Idempotent; harmless after exit."""
-
-    async def signal_group(self) -> None:
-        """Send the kill to the command's process group without waiting for its output to end.
-
-        A backend whose `kill()` then waits for the output (which a process that left the
-        group may hold open) overrides this, so the sandbox can end those processes first;
-        `kill()` after it does not signal again. The default is `kill()`.
-        """
-        await self.kill()
-
-
-class _MarkedCommand(RunningCommand):
-    """A backend's command plus its run mark: ending it also ends whatever it spawned that
-    left its process group."""
-
-    def __init__(self, inner: RunningCommand, sandbox: Sandbox, mark: str) -> None:
-        self.inner = inner
-        self.sandbox = sandbox
-        self.mark = mark
-
-    async def wait(self) -> int:
-        return await self.inner.wait()
-
-    async def kill(self) -> None:
-        if not self.sandbox._can_sweep():
-            # The sandbox is unreachable (its connection dropped): a sweep would first wait to
-            # reconnect, holding back the typed error the caller is owed. The agent ends the
-            # command's group when its channel closes; close() sweeps what escaped.
-            await self.inner.kill()
-            return
-        if self.sandbox._sweep_before_kill:
-            # Marked processes first: once none is left, nothing holds the output pipes and
-            # the backend's own group kill and reaping finish at once.
-            await self.sandbox._end_marked(self.mark)
-            await self.inner.kill()
-            return
-        # The group first: a shell that wraps the command (a Coder agent's bash) must die with
-        # it, not see its child killed and report "Killed" on the command's stderr. Only then
-        # the marked processes, BEFORE waiting for the output to end: one that left the group
-        # holds it open, and the wait would last its whole grace (a 1 s timeout took 6 s).
-        await self.inner.signal_group()
-        await self.sandbox._end_marked(self.mark)
-        await self.inner.kill()
+from .processes import DurableProcesses
 
 
 class Process:
@@ -209,7 +69,7 @@ class Process:
         *,
         command: str,
         timeout: float | None,
-        idle: _Silence | None,
+        idle: Silence | None,
         on_done: Callable[[Process], None],
     ) -> None:
         self._running = running
@@ -221,10 +81,10 @@ class Process:
         self._result: ExecResult | None = None
         self._task = asyncio.ensure_future(self._supervise(timeout, idle))
 
-    async def _supervise(self, timeout: float | None, idle: _Silence | None) -> ExecResult:
+    async def _supervise(self, timeout: float | None, idle: Silence | None) -> ExecResult:
         try:
-            code, fired = await _await_exit(self._running, timeout, idle)
-            self._result = _build_result(
+            code, fired = await await_exit(self._running, timeout, idle)
+            self._result = build_result(
                 self.command, code, fired, self._out, self._err, self._started
             )
             return self._result
@@ -260,90 +120,6 @@ class Process:
         return await self.wait()
 
 
-class _Silence:
-    """When either output stream last produced a byte, against an idle limit."""
-
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
-        self.last = anyio.current_time()
-
-    def heard(self) -> None:
-        self.last = anyio.current_time()
-
-
-Fired = Literal["timeout", "idle_timeout"] | None
-
-
-async def _await_exit(
-    running: RunningCommand, timeout: float | None, idle: _Silence | None = None
-) -> tuple[int, Fired]:
-    """The exit code, and which limit (if any) ended the command's process tree first."""
-    try:
-        deadline = None if timeout is None else anyio.current_time() + timeout
-        fired: Fired = None
-        while fired is None:
-            wake = deadline
-            if idle is not None:
-                quiet_until = idle.last + idle.limit
-                wake = quiet_until if wake is None else min(wake, quiet_until)
-            if wake is None:
-                return await running.wait(), None
-            with anyio.move_on_at(wake):
-                return await running.wait(), None
-            now = anyio.current_time()
-            if deadline is not None and now >= deadline:
-                fired = "timeout"
-            elif idle is not None and now - idle.last >= idle.limit:
-                fired = "idle_timeout"
-            # else output came meanwhile: the silence starts again from it
-        await running.kill()
-        return await running.wait(), fired
-    except BaseException:
-        # Cancelled or failed while running: never leave the command behind.
-        with anyio.CancelScope(shield=True):
-            await running.kill()
-        raise
-
-
-def _build_result(
-    command: str,
-    code: int,
-    fired: Fired,
-    out: OutputCapture,
-    err: OutputCapture,
-    started: float,
-) -> ExecResult:
-    out.close()
-    err.close()
-    for capture in (out, err):
-        if capture.callback_error is not None:
-            raise capture.callback_error
-    return ExecResult(
-        command=command,
-        exit_code=code,
-        stdout=out.text(),
-        stderr=err.text(),
-        duration=time.monotonic() - started,
-        timed_out=fired is not None,
-        stdout_truncated=out.truncated,
-        stderr_truncated=err.truncated,
-        timed_out_by=fired,
-    )
-
-
-async def _discard(data: bytes) -> None:
-    return None
-
-
-def _sink(capture: OutputCapture, silence: _Silence | None) -> ByteSink:
-    async def feed(data: bytes) -> None:
-        if silence is not None and data:
-            silence.heard()
-        capture.feed(data)
-
-    return feed
-
-
 class Sandbox(ABC):
     """An isolated place to run commands, with a worktree directory inside it."""
 
@@ -357,28 +133,22 @@ class Sandbox(ABC):
         self.provider = provider
         self.worktree = _shell.validate_sandbox_path(worktree, "worktree")
         self.name = name
-        self._closed = False
-        self._running: set[RunningCommand] = set()
-        self._forwards: set[anyio.CancelScope] = set()
+        #: The execution engine below this sandbox (_engine.py): what runs in it, its marks,
+        #: whether it is open. Reached from other modules only through `_engine.engine_of`.
+        self._engine = Engine(self)
         self._close_lock = anyio.Lock()
-        self._run_mark = _run_marks.new_sandbox_mark()
-        self._run_numbers = itertools.count(1)
         self._processes: DurableProcesses | None = None
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
+        state = "closed" if self._engine.closed else "open"
         return f"<{type(self).__name__} {self.name!r} worktree={self.worktree!r} {state}>"
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._engine.closed
 
     def _ensure_open(self) -> None:
-        if self._closed:
-            raise SandboxClosed(
-                f"sandbox {self.name!r} ({self.provider}) is closed; create a new one with "
-                "provider.session() or provider.create()"
-            )
+        self._engine.ensure_open()
 
     # ---- running commands -------------------------------------------------------------------
 
@@ -395,14 +165,14 @@ class Sandbox(ABC):
         max_output: int,
         on_stdout: LineCallback | None,
         on_stderr: LineCallback | None,
-    ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, _Silence | None]:
+    ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, Silence | None]:
         self._ensure_open()
         argv = _shell.to_argv(command)
         checked_env = _shell.validate_env(env)
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
         _shell.validate_seconds(timeout, "timeout")
         _shell.validate_seconds(idle_timeout, "idle_timeout")
-        silence = _Silence(idle_timeout) if idle_timeout is not None else None
+        silence = Silence(idle_timeout) if idle_timeout is not None else None
         if not isinstance(max_output, int) or max_output < 0:
             raise ConfigurationError(f"max_output must be an int >= 0, got {max_output!r}")
         if isinstance(stdin, str):
@@ -419,79 +189,19 @@ class Sandbox(ABC):
             env=checked_env,
             sudo=sudo,
             stdin=bytes(stdin) if stdin is not None else None,
-            stdout=_sink(out, silence),
-            stderr=_sink(err, silence),
+            stdout=sink(out, silence),
+            stderr=sink(err, silence),
             display=_shell.display(argv),
         )
         return spec, out, err, silence
-
-    def _next_mark(self) -> str:
-        return _run_marks.command_mark(self._run_mark, next(self._run_numbers))
-
-    async def _spawn_tracked(self, spec: SpawnSpec) -> RunningCommand:
-        mark = self._next_mark()
-        spec.env = {**spec.env, _run_marks.RUN_ENV: mark}
-        # The longer of the two forms a backend may run (see _shell.render's `inline`).
-        line = spec.shell_line(announce_pid=True, inline=False)
-        size = len(line.encode("utf-8", "surrogateescape"))
-        if size >= MAX_LINE:
-            # Every backend runs the command as ONE `sh -c` argument, and Linux refuses a
-            # single argument over 128 KiB (E2BIG) -- locally, in docker exec and over SSH.
-            raise ArgumentsTooLongError(
-                f"the command line is {size} bytes; one command may be at most "
-                f"{MAX_LINE - 1} bytes (a single argument on Linux): pass large input through "
-                "stdin= or a file copied in with copy_in"
-            )
-        running = _MarkedCommand(await self._spawn_whole(spec, mark), self, mark)
-        self._running.add(running)
-        return running
-
-    async def _spawn_whole(self, spec: SpawnSpec, mark: str) -> RunningCommand:
-        """`_spawn`, which a cancel cannot cut in half.
-
-        A cancel that lands while a backend starts a command would abandon a command that has
-        begun: asyncio kills only the direct child of a cancelled create_subprocess_exec (its
-        children live on), and a `docker exec` or SSH channel cut mid-start may still start
-        the command after the caller gave up on it. So the start runs to its end in a task of
-        its own, and a cancel meanwhile ends the started command's whole tree (group and run
-        mark) before it is raised. A start that does not finish within `SWEEP_TIMEOUT` after
-        the cancel is cancelled itself; whatever of it began is then found by its mark.
-        """
-        await self._before_spawn()  # nothing has started yet: a cancel here cuts it short
-        starting = asyncio.ensure_future(self._spawn(spec))
-        try:
-            return await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            with anyio.CancelScope(shield=True):
-                await self._end_half_started(starting, mark)
-            raise
-
-    async def _end_half_started(self, starting: asyncio.Future[RunningCommand], mark: str) -> None:
-        done, _ = await asyncio.wait([starting], timeout=SWEEP_TIMEOUT)
-        if not done:
-            starting.cancel()
-            with contextlib.suppress(BaseException):
-                await starting
-        if starting.cancelled() or starting.exception() is not None:
-            if self._can_sweep():  # else close() finds what began, as after any kill
-                await self._end_marked(mark)
-            return
-        with contextlib.suppress(Exception):  # the cancel is what the caller is owed
-            await _MarkedCommand(starting.result(), self, mark).kill()
 
     @property
     def processes(self) -> DurableProcesses:
         """Durable processes: detached commands any program attached to this sandbox can
         reattach to (see `sandlot.processes`)."""
         if self._processes is None:
-            from .processes import DurableProcesses
-
             self._processes = DurableProcesses(self)
         return self._processes
-
-    @property
-    def _durable_mark(self) -> str:
-        return _run_marks.durable_mark(self.provider, self.name, self.worktree)
 
     async def _spawn_detached(
         self, argv: list[str], *, cwd: str, env: dict[str, str]
@@ -521,16 +231,6 @@ class Sandbox(ABC):
         first where a cancel may still cut it short (the start itself runs to its end)."""
         return None
 
-    async def _end_marked(self, mark: str) -> None:
-        """End every process holding `mark` (a command's, or the sandbox's for all of them).
-        Failures are logged, not raised: this runs while something else is being ended."""
-        try:
-            with anyio.fail_after(SWEEP_TIMEOUT):
-                await self._sweep(mark)
-        except Exception as exc:
-            log.warning("sandbox %s: could not search for leftover processes of %s: %s",
-                        self.name, mark, exc)
-
     async def _sweep(self, mark: str) -> None:
         """Backend hook: kill every process in the sandbox whose environment holds `mark`
         (`_run_marks.grep_pattern`). The default runs the sweep script as a command."""
@@ -540,8 +240,8 @@ class Sandbox(ABC):
             env={},
             sudo=False,
             stdin=None,
-            stdout=_discard,
-            stderr=_discard,
+            stdout=discard,
+            stderr=discard,
             display="sandlot: end leftover processes",
         )
         running = await self._spawn(spec)
@@ -585,14 +285,8 @@ class Sandbox(ABC):
             on_stderr=on_stderr,
         )
         started = time.monotonic()
-        running = await self._spawn_tracked(spec)
-        if silence is not None:
-            silence.heard()  # the silence is counted from the start, not from before it
-        try:
-            code, fired = await _await_exit(running, timeout, silence)
-        finally:
-            self._running.discard(running)
-        result = _build_result(spec.display, code, fired, out, err, started)
+        code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
+        result = build_result(spec.display, code, fired, out, err, started)
         return result.check() if check else result
 
     async def start(
@@ -623,7 +317,7 @@ class Sandbox(ABC):
             on_stdout=on_stdout,
             on_stderr=on_stderr,
         )
-        running = await self._spawn_tracked(spec)
+        running = await self._engine.spawn(spec)
         if silence is not None:
             silence.heard()
         return Process(
@@ -633,7 +327,7 @@ class Sandbox(ABC):
             command=spec.display,
             timeout=timeout,
             idle=silence,
-            on_done=lambda _p: self._running.discard(running),
+            on_done=lambda _p: self._engine.untrack(running),
         )
 
     async def interactive(
@@ -666,7 +360,7 @@ class Sandbox(ABC):
         return await self._interactive(
             args,
             cwd=workdir,
-            env={**checked_env, _run_marks.RUN_ENV: self._next_mark()},
+            env={**checked_env, _run_marks.RUN_ENV: self._engine.next_mark()},
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
@@ -686,32 +380,26 @@ class Sandbox(ABC):
         ends or the sandbox closes. Any number of forwards and connections at once; a
         connection to a port nothing listens on is closed and the forward goes on.
         """
-        from .forward import check_target, forwarding
-
         self._ensure_open()
-        check_target(remote_port, local_port, remote_host)
+        forward.check_target(remote_port, local_port, remote_host)
         await self._forward_preflight()
-        async with forwarding(self, remote_port, local_port=local_port,
-                              remote_host=remote_host) as address:
+        async with forward.forwarding(self._engine, self._forward_connection, remote_port,
+                                      local_port=local_port, remote_host=remote_host) as address:
             yield address
 
     async def _forward_preflight(self) -> None:
         """Backend hook: fail before listening when forwarding cannot work (the default
         relay needs python3, socat, nc or busybox in the sandbox)."""
-        from .forward import PROBE_SCRIPT, RELAY_MISSING, ForwardRelayMissingError
-
-        found = await self.exec(["sh", "-c", PROBE_SCRIPT], timeout=60)
+        found = await self.exec(["sh", "-c", forward.PROBE_SCRIPT], timeout=60)
         if found.exit_code != 0:
-            raise ForwardRelayMissingError(RELAY_MISSING)
+            raise forward.ForwardRelayMissingError(forward.RELAY_MISSING)
 
     async def _forward_connection(
         self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
     ) -> None:
         """Backend hook: carry one accepted connection to the sandbox's port until either
         side closes. The default starts a relay program in the sandbox (forward.py)."""
-        from .forward import relay_through_command
-
-        await relay_through_command(self, client, remote_host, remote_port)
+        await forward.relay_through_command(self._engine, client, remote_host, remote_port)
 
     # ---- files ----------------------------------------------------------------------------
 
@@ -741,15 +429,11 @@ class Sandbox(ABC):
 
     async def _copy_in(self, source: Path, dest: str) -> None:
         """Backend hook with validated arguments; the default is the staged tar stream."""
-        from .transfer import copy_in
-
-        await copy_in(self, source, dest)
+        await transfer.copy_in(self._engine, source, dest)
 
     async def _copy_out(self, source: str, host: Path) -> None:
         """Backend hook with validated arguments; the default is the staged tar stream."""
-        from .transfer import copy_out
-
-        await copy_out(self, source, host)
+        await transfer.copy_out(self._engine, source, host)
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -759,22 +443,10 @@ class Sandbox(ABC):
         Idempotent: a second call does nothing.
         """
         async with self._close_lock:
-            if self._closed:
+            if self._engine.closed:
                 return
-            self._closed = True
-            for forward in list(self._forwards):
-                forward.cancel()
             with anyio.CancelScope(shield=True):
-                # Everything any command started, by the sandbox's mark, in one search.
-                await self._end_marked(self._run_mark)
-                if self._close_ends_durable():
-                    await self._end_marked(self._durable_mark)
-                for running in list(self._running):
-                    inner = running.inner if isinstance(running, _MarkedCommand) else running
-                    # The backend's own close reports what matters.
-                    with contextlib.suppress(Exception):
-                        await inner.kill()
-                self._running.clear()
+                await self._engine.shutdown(end_durable=self._close_ends_durable())
                 await self._close()
 
     async def __aenter__(self) -> Sandbox:

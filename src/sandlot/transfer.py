@@ -17,19 +17,15 @@ import stat
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import Process as HostProcess
 
+from ._engine import Engine, SpawnSpec
 from ._tar_stream import HostTarFailure, host_tar_stream
 from ._tree import remove_tree
 from .errors import TransferError
 from .output import OutputCapture
-from .sandbox import SpawnSpec, _await_exit
-
-if TYPE_CHECKING:
-    from .sandbox import Sandbox
 
 CHUNK = 256 << 10
 _ERR_LIMIT = 64 << 10
@@ -75,7 +71,7 @@ def _stage_name() -> str:
 
 
 async def _run_in_sandbox(
-    sandbox: Sandbox,
+    engine: Engine,
     script: str,
     args: list[str],
     *,
@@ -104,13 +100,9 @@ async def _run_in_sandbox(
         stderr=err_sink,
         display=what,
     )
-    running = await sandbox._spawn_tracked(spec)
-    try:
-        code, _ = await _await_exit(running, None)
-    finally:
-        sandbox._running.discard(running)
+    code, _ = await engine.run(spec)
     if code != 0:
-        raise TransferError(f"{what} failed in sandbox {sandbox.name!r} (exit {code}): "
+        raise TransferError(f"{what} failed in sandbox {engine.name!r} (exit {code}): "
                             f"{err.text().strip() or 'no error output'}")
 
 
@@ -134,20 +126,20 @@ async def _file_chunks(path: Path) -> AsyncIterator[bytes]:
             yield chunk
 
 
-async def copy_in(sandbox: Sandbox, source: Path, dest: str) -> None:
+async def copy_in(engine: Engine, source: Path, dest: str) -> None:
     parent = posixpath.dirname(dest.rstrip("/")) or "/"
     stage = posixpath.join(parent, _stage_name())
     if source.is_dir():
-        await _copy_dir_in(sandbox, source, dest, parent, stage)
+        await _copy_dir_in(engine, source, dest, parent, stage)
         return
     mode = f"{stat.S_IMODE(source.stat().st_mode):o}"
     await _run_in_sandbox(
-        sandbox, _WRITE_FILE, [dest, parent, stage, mode], stdin=_file_chunks(source),
+        engine, _WRITE_FILE, [dest, parent, stage, mode], stdin=_file_chunks(source),
         stdout=None, what=f"copy_in {str(source)!r} -> {dest!r}",
     )
 
 
-async def _copy_dir_in(sandbox: Sandbox, source: Path, dest: str, parent: str,
+async def _copy_dir_in(engine: Engine, source: Path, dest: str, parent: str,
                        stage: str) -> None:
     """A directory as a host tar stream. A host tar failure spoils the stream's end, so the
     sandbox side fails and publishes nothing; the host's error is the one raised."""
@@ -155,7 +147,7 @@ async def _copy_dir_in(sandbox: Sandbox, source: Path, dest: str, parent: str,
     failure = HostTarFailure()
     stream = host_tar_stream(["--numeric-owner", "-C", str(source), "-cf", "-", "."], failure)
     try:
-        await _run_in_sandbox(sandbox, _UNPACK_DIR, [dest, parent, stage], stdin=stream,
+        await _run_in_sandbox(engine, _UNPACK_DIR, [dest, parent, stage], stdin=stream,
                               stdout=None, what=what)
     except TransferError as exc:
         if failure.failed:
@@ -170,7 +162,7 @@ async def _copy_dir_in(sandbox: Sandbox, source: Path, dest: str, parent: str,
         raise failure.error(source, what)
 
 
-async def copy_out(sandbox: Sandbox, source: str, host: Path) -> None:
+async def copy_out(engine: Engine, source: str, host: Path) -> None:
     trimmed = source.rstrip("/") or "/"
     parent = posixpath.dirname(trimmed) or "/"
     base = posixpath.basename(trimmed) or "."
@@ -187,7 +179,7 @@ async def copy_out(sandbox: Sandbox, source: str, host: Path) -> None:
             sink = HostSinkProcess(untar)
             try:
                 await _run_in_sandbox(
-                    sandbox, _PACK, [trimmed, parent, member], stdin=None, stdout=sink,
+                    engine, _PACK, [trimmed, parent, member], stdin=None, stdout=sink,
                     what=f"copy_out {source!r} -> {str(host)!r}",
                 )
             finally:

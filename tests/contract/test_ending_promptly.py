@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from sandlot import Sandbox, ssh
-from sandlot.backends import local
+from sandlot.backends import local_host
 from sandlot.backends.docker import sandbox as docker_sandbox
 from tests.helpers import eventually, tagged_processes
 
@@ -42,7 +42,7 @@ SHAPES = {
 def _long_graces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ssh, "KILL_GRACE", GRACE)
     monkeypatch.setattr(docker_sandbox, "DRAIN_AFTER_KILL", GRACE)
-    monkeypatch.setattr(local, "DRAIN_AFTER_KILL", GRACE)
+    monkeypatch.setattr(local_host, "DRAIN_AFTER_KILL", GRACE)
 
 
 async def _nothing_left(backend: ModuleType, sandbox: Sandbox, tag: str) -> None:

@@ -176,7 +176,7 @@ async def test_killing_commands_whose_output_nobody_takes_is_bounded(
     """The kill itself, below any forward: four commands flood stdout into sinks that never
     return. The engine then held each `docker exec kill` (1, 7, 30, 30 s: 40 s in all); the
     kill's own exec is bounded now and the client ended whatever it does."""
-    from sandlot.sandbox import SpawnSpec, _discard
+    from sandlot._engine import SpawnSpec, discard
 
     async def stuck(_data: bytes) -> None:
         await anyio.sleep_forever()
@@ -185,7 +185,7 @@ async def test_killing_commands_whose_output_nobody_takes_is_bounded(
     running = [
         await sandbox._spawn(SpawnSpec(
             argv=["python3", "-c", FLOOD, mark],
-            cwd="/", env={}, sudo=False, stdin=None, stdout=stuck, stderr=_discard,
+            cwd="/", env={}, sudo=False, stdin=None, stdout=stuck, stderr=discard,
         ))
         for _ in range(CONNECTIONS)
     ]

@@ -33,6 +33,8 @@ HOOKS: dict[str, str] = {
                           "sweeps its marked processes (True: sweep first, for a backend whose "
                           "group kill waits for the output pipes to drain)",
     "_can_sweep": "True: a sweep can run now (False: it would need a reconnect first)",
+    "_before_spawn": "nothing: what a start waits for before anything runs (a reconnect), "
+                     "awaited where a cancel may still cut it short",
     "_sweep": "run the sweep script (`_run_marks.SWEEP_SCRIPT`) as a command, killing every "
               "process whose environment holds the mark",
     "_spawn_detached": "start argv from `setsid` in a command that returns at once (durable "
@@ -48,27 +50,29 @@ HOOKS: dict[str, str] = {
 
 #: Backend class (qualified name) -> the hooks it overrides (abstract ones included), and why.
 OVERRIDES: dict[str, dict[str, str]] = {
-    "LocalSandbox": {
-        "_spawn": "a host subprocess in a session of its own (inside bubblewrap when enabled)",
+    "HostSandbox": {  # local_host.py: the base both local backends share
+        "_spawn": "a host subprocess in a session of its own (the argv from `_wrap`)",
         "_interactive": "a host subprocess on the caller's streams, or on a PTY",
-        "_close": "stops the shared network namespace; removes the worktree with "
-                  "on_close='delete'",
+        "_close": "removes the worktree with on_close='delete'",
         "_sweep_before_kill": "True: the local group kill waits for the pipes to drain",
         "_sweep": "_run_marks.host_sweep: this host's /proc sees every process (under "
                   "bubblewrap too), so no command is needed",
-        "_spawn_detached": "under bubblewrap, a bubblewrap of its own started with setsid -f "
-                           "(each command's PID namespace ends with it); else the default",
         "_close_ends_durable": "True with on_close='delete': host processes would outlive the "
                                "worktree",
-        "_forward_preflight": "nothing without bubblewrap (the ports are the host's); under it, "
-                              "PortForwardUnsupportedError without a shared network namespace, "
-                              "else the default",
-        "_forward_connection": "without bubblewrap a host TCP connection; under it the default "
-                               "relay",
-        "_copy_in": "without bubblewrap one regular file is copied on the host (staged, then "
-                    "renamed); else the default",
-        "_copy_out": "without bubblewrap one regular file is copied on the host; else the "
-                     "default",
+    },
+    "LocalSandbox": {  # local.py: commands as they are on this host
+        "_forward_preflight": "nothing: the sandbox's ports are the host's",
+        "_forward_connection": "a host TCP connection",
+        "_copy_in": "one regular file is copied on the host (staged, then renamed); a "
+                    "directory takes the default",
+        "_copy_out": "one regular file is copied on the host; anything else the default",
+    },
+    "BwrapSandbox": {  # local_bwrap.py: every command under bubblewrap
+        "_close": "stops the shared network namespace, then HostSandbox's",
+        "_spawn_detached": "a bubblewrap of its own started with setsid -f (each command's "
+                           "PID namespace ends with it)",
+        "_forward_preflight": "PortForwardUnsupportedError without a shared network "
+                              "namespace, else the default",
     },
     "DockerSandbox": {
         "_spawn": "docker exec",
@@ -83,6 +87,7 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "_interactive": "an SSH session on the caller's streams",
         "_close": "stops, deletes or leaves the workspace per on_close",
         "_can_sweep": "only while the SSH connection is up",
+        "_before_spawn": "reconnects a dropped SSH connection before the start",
         "_close_ends_durable": "True unless on_close='leave': an agent on a shared host would "
                                "leave them running",
         "_forward_preflight": "only ensures the connection (direct-tcpip needs no program)",

@@ -78,7 +78,7 @@ class DurableProcess:
     def mark(self) -> str:
         """The run mark in the environment of everything it started (see `_run_marks`): one
         of the sandbox's durable marks, so closing a sandbox that goes away ends it too."""
-        return f"{self._processes.sandbox._durable_mark}-{int(self.id, 16)}"
+        return f"{self._processes._exec_engine.durable_mark}-{int(self.id, 16)}"
 
     @property
     def directory(self) -> str:
@@ -207,7 +207,7 @@ class DurableProcess:
         the group (a daemon that called setsid), found by its run mark."""
         await self.signal("KILL")
         info = await self.wait(timeout)
-        await self._processes.sandbox._end_marked(self.mark)
+        await self._processes._exec_engine.end_marked(self.mark)
         return info
 
     async def remove(self, *, force: bool = False) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from .. import _shell
+from .._engine import engine_of
 from ..errors import ConfigurationError, ProcessNotFoundError, ProcessStartError
 from . import parse, scripts
 from .models import DurableProcessInfo
@@ -66,6 +67,8 @@ class DurableProcesses:
                 f"{segment_bytes} and {keep_segments}"
             )
         self.sandbox = sandbox
+        #: The engine below the sandbox (_engine.py): marks and detached starts.
+        self._exec_engine = engine_of(sandbox)
         self.state_dir = posixpath.join(sandbox.worktree, ".sandlot")
         self.root = _shell.validate_sandbox_path(
             root if root is not None else posixpath.join(self.state_dir, "processes"),
@@ -128,7 +131,7 @@ class DurableProcesses:
                 f"{prepared.stderr.strip()[-500:] or f'exit {prepared.exit_code}'}"
             )
         try:
-            await self.sandbox._spawn_detached(
+            await self._exec_engine.spawn_detached(
                 ["env", f"SANDLOT_RUN={process.mark}", "sh", "-c",
                  scripts.SUPERVISOR, "sandlot-durable", process.directory,
                  str(self.segment_bytes), str(self.keep_segments), str(limit), str(idle), line],

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import _shell
+from .._engine import SpawnSpec, engine_of
 from ..output import OutputCapture
-from ..sandbox import Sandbox, SpawnSpec, _await_exit
+
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox
 
 
 class HeadCapture:
@@ -60,7 +64,8 @@ async def run_script(
     limit: int = 1 << 20,
 ) -> ScriptResult:
     """Run `sh -c script name args...` in the sandbox; one round trip."""
-    sandbox._ensure_open()
+    engine = engine_of(sandbox)
+    engine.ensure_open()
     out = HeadCapture(limit)
     err = OutputCapture(16 << 10)
 
@@ -77,10 +82,6 @@ async def run_script(
         stderr=err_sink,
         display=f"sandlot tool {name}",
     )
-    running = await sandbox._spawn_tracked(spec)
-    try:
-        code, fired = await _await_exit(running, timeout)
-    finally:
-        sandbox._running.discard(running)
+    code, fired = await engine.run(spec, timeout=timeout)
     err.close()
     return ScriptResult(code, bytes(out.data), err.text(), out.truncated, fired is not None)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..._engine import engine_of
 from ..._tar_stream import host_tar_error
 from ..._tree import remove_tree
 from ...errors import ProviderError, TransferError
@@ -75,7 +76,8 @@ async def copy_in(sandbox: DockerSandbox, source: Path, dest: str) -> None:
     stage = posixpath.join(parent, _stage_name())
     kind = "dir" if source.is_dir() else "file"
     what = f"copy_in {str(source)!r} -> {dest!r}"
-    await _run_in_sandbox(sandbox, _PREPARE_IN, [dest, parent, stage, kind], stdin=None,
+    engine = engine_of(sandbox)
+    await _run_in_sandbox(engine, _PREPARE_IN, [dest, parent, stage, kind], stdin=None,
                           stdout=None, what=what)
     try:
         if kind == "dir":
@@ -84,7 +86,7 @@ async def copy_in(sandbox: DockerSandbox, source: Path, dest: str) -> None:
             tar = ["tar", "--numeric-owner", "-C", str(source.parent), "-cf", "-",
                    f"./{source.name}"]
         await _pipe(sandbox, tar, ["cp", "-", f"{sandbox.container_id}:{stage}"], what, stage)
-        await _run_in_sandbox(sandbox, _PUBLISH_IN, [dest, stage, kind, source.name],
+        await _run_in_sandbox(engine, _PUBLISH_IN, [dest, stage, kind, source.name],
                               stdin=None, stdout=None, what=what)
     except BaseException:
         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):

@@ -78,5 +78,21 @@ async def test_cancelled_bash_calls_leave_no_process(box: Toolbox) -> None:
     try:
         await eventually(none_left, within=8.0, what="no process of a cancelled call")
     except AssertionError:
-        raise AssertionError(f"{len(left)} processes of {CALLS} cancelled calls run: {left}"
-                             ) from None
+        raise AssertionError(f"{len(left)} processes of {CALLS} cancelled calls run: "
+                             f"{[_describe(pid) for pid in left]}") from None
+
+
+def _describe(pid: int) -> str:
+    """What a leftover is (its state, parent, session and run mark), for the failure."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            entries = handle.read().split(b"\0")
+        marks = [e.decode() for e in entries if e.startswith(b"SANDLOT_RUN=")]
+    except OSError as exc:
+        return f"{pid}: {exc}"
+    return f"{pid} state={fields[0]} ppid={fields[1]} sid={fields[3]} {marks} {argv!r}"
+

@@ -7,12 +7,14 @@ loop of a blocking portal, the same loop the Deep Agents provider then runs ever
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from types import ModuleType
 
 import pytest
 from anyio.from_thread import start_blocking_portal
 
+from sandlot import IsolatedSandboxProvider
 from tests import backends
 from tests.helpers import in_ci
 
@@ -30,13 +32,24 @@ def require_packages() -> None:
     pytest.skip(reason, allow_module_level=True)
 
 
+@asynccontextmanager
+async def _toolchain(module: ModuleType) -> AsyncIterator[IsolatedSandboxProvider]:
+    yield module.toolchain_provider()
+
+
 @contextmanager
-def deepagents_backend(name: str) -> Iterator[object]:
-    """One sandbox of backend `name` as a Deep Agents backend; closed afterwards."""
+def deepagents_backend(name: str, *, toolchain: bool = False) -> Iterator[object]:
+    """One sandbox of backend `name` as a Deep Agents backend; closed afterwards.
+
+    `toolchain=True` takes the backend's toolchain sandboxes where it has them (python on
+    PATH: Deep Agents sandboxes are assumed to have it, and LangChain's suite runs `python -c`;
+    the docker tier's default image is a bare busybox)."""
     from sandlot.integrations.deepagents import SandlotProvider
 
     module = backends.load(name)
+    made_by = (_toolchain(module) if toolchain and hasattr(module, "toolchain_provider")
+               else module.provider())
     with (start_blocking_portal("asyncio") as portal,
-          portal.wrap_async_context_manager(module.provider()) as provider,
+          portal.wrap_async_context_manager(made_by) as provider,
           SandlotProvider(provider, portal=portal) as made):
         yield made.get_or_create()

@@ -28,7 +28,7 @@ class _OnBackend(SandboxIntegrationTests):
 
     @pytest.fixture(scope="class")
     def sandbox(self) -> Iterator[object]:
-        with deepagents_backend(self.BACKEND) as backend:
+        with deepagents_backend(self.BACKEND, toolchain=True) as backend:
             type(self)._root = backend.root  # type: ignore[attr-defined]
             yield backend
 

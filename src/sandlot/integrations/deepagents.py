@@ -316,9 +316,13 @@ class SandlotBackend(SandboxBackendProtocol):
         except SandlotError as exc:
             return GrepResult(error=str(exc))
         root = self.root.rstrip("/")
+        # The file filter is checked here again, whatever the sandbox's grep made of it.
+        chosen = re.compile(glob_to_ere(glob)) if glob else None
+        start = posixpath.relpath(posixpath.normpath(base), root)
         matches: list[GrepMatch] = [
             {"path": posixpath.normpath(f"{root}/{ln.path}"), "line": ln.line, "text": ln.text}
-            for ln in found.lines if ln.match]
+            for ln in found.lines if ln.match and (
+                chosen is None or chosen.fullmatch(posixpath.relpath(ln.path, start)))]
         truncated = found.truncated
         if max_count is not None and len(matches) > max_count:
             matches, truncated = matches[:max_count], True

@@ -241,7 +241,7 @@ list0 | select0 "$3" | LC_ALL=C sort -z | head -c "$4"
 # "\036B<name>\0" for a binary file. Both engines read every file as bytes (grep -a; our own
 # NUL test decides what is binary), so invalid UTF-8 matches alike.
 GREP = PRELUDE + _LIST + _codes(r"""
-USE_RG=$9; EXCLUDES=${10}; CTX=$7; pick_engine
+USE_RG=$9; EXCLUDES=${10}; CTX=$7; SELECT=$5; pick_engine
 resolve "$1" "$2"
 [ -e "$P" ] || fail @NOT_FOUND@ "$P"
 if [ "$6" = i ]; then ICASE=-i; else ICASE=; fi
@@ -256,7 +256,8 @@ else
 fi
 if [ -d "$P" ]; then
   [ "$2" = . ] || cd -P -- "$P" || fail @UNRESOLVABLE@ "$P"
-  files0() { list0 | select0 "$5" | LC_ALL=C sort -z; }
+  # SELECT, not "$5": inside a function "$5" is the function's own (empty) argument.
+  files0() { list0 | select0 "$SELECT" | LC_ALL=C sort -z; }
 else
   cd -P -- "${P%/*}/" || fail @UNRESOLVABLE@ "$P"
   base=${P##*/}

@@ -152,3 +152,26 @@ def test_provider_by_id_and_bad_configuration() -> None:
             provider.get_or_create(first.id)
         kept: Any = second
     assert kept.sandbox.closed
+
+
+def test_a_sandbox_gone_mid_session_gives_error_results() -> None:
+    """Closed under the backend (as a vanished sandbox): every operation returns the
+    framework's error shape, none raises or hangs."""
+    with SandlotProvider({"type": "local", "on_close": "delete"}) as provider:
+        backend = provider.get_or_create()
+        path = f"{backend.root}/f.txt"
+        assert backend.write(path, "x").error is None
+        provider.delete(backend.id)
+        assert backend.sandbox.closed
+        assert "closed" in (backend.read(path).error or "")
+        assert backend.write(f"{backend.root}/g.txt", "x").error is not None
+        assert backend.edit(path, "x", "y").error is not None
+        assert backend.ls(backend.root).error is not None
+        assert backend.grep("x", path=backend.root).error is not None
+        assert backend.glob("*", path=backend.root).error is not None
+        [up] = backend.upload_files([(path, b"y")])
+        [down] = backend.download_files([path])
+        assert up.error is not None and up.error.startswith("sandbox error:")
+        assert down.content is None and (down.error or "").startswith("sandbox error:")
+        ran = backend.execute("echo hi")
+        assert ran.exit_code is None and "closed" in ran.output

@@ -107,6 +107,12 @@ class _Refused(Exception):
         self.message = message
 
 
+def _gone(exc: SandlotError) -> _Refused:
+    """A failure of the sandbox itself (closed, vanished, timed out) as an operation's error:
+    the framework gets its result shape, with sandlot's words as the backend-specific code."""
+    return _Refused(f"sandbox error: {exc}", f"sandbox error: {exc}")
+
+
 class SandlotBackend(SandboxBackendProtocol):
     """Deep Agents' `SandboxBackendProtocol` over a sandlot `Sandbox`.
 
@@ -151,7 +157,10 @@ class SandlotBackend(SandboxBackendProtocol):
 
     async def _script(self, tool: str, script: str, ws: Workspace, target: str,
                       *args: str, limit: int = 4 << 20) -> bytes:
-        result = await self._box._run(tool, script, [ws.root, target, *args], limit=limit)
+        try:
+            result = await self._box._run(tool, script, [ws.root, target, *args], limit=limit)
+        except SandlotError as exc:
+            raise _gone(exc) from None
         if result.exit_code != 0:
             error = self._box._fail(tool, result, ws, target, target)
             raise _Refused(_FILE_CODES.get(result.exit_code, "invalid_path"), str(error))
@@ -164,7 +173,10 @@ class SandlotBackend(SandboxBackendProtocol):
 
     async def _put(self, path: str, data: bytes, mode: str, digest: str = "") -> None:
         ws, target = self._contain(path)
-        result = await self._box._write_bytes("write", ws, target, mode, digest, data)
+        try:
+            result = await self._box._write_bytes("write", ws, target, mode, digest, data)
+        except SandlotError as exc:
+            raise _gone(exc) from None
         if result.exit_code == _Exit.EXISTS_NOT_READ:
             raise _Refused("invalid_path", f"Cannot write to {path} because it already exists. "
                            "Read and then make an edit, or write to a new path.")

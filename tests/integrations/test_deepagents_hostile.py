@@ -175,3 +175,15 @@ def test_a_sandbox_gone_mid_session_gives_error_results() -> None:
         assert down.content is None and (down.error or "").startswith("sandbox error:")
         ran = backend.execute("echo hi")
         assert ran.exit_code is None and "closed" in ran.output
+
+
+def test_import_sandlot_never_imports_the_framework() -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys, sandlot, sandlot.tools, sandlot.integrations; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('deepagents', 'langchain_core', 'langchain_tests')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

@@ -33,6 +33,7 @@ SUITES: dict[str, str] = {
     "git": "bench.git_bench",
     "mcp": "bench.mcp_bench",
     "forward": "bench.forward_bench",
+    "deepagents": "bench.deepagents_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The project's virtualenv with the package (editable) and its dev, server, bench and mcp extras.
+# The project's virtualenv with the package (editable) and its dev (which holds deepagents and
+# langchain-tests), server, bench and mcp extras.
 # Says each step it takes (nothing when .venv is already up to date).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

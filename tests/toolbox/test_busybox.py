@@ -58,6 +58,10 @@ async def test_every_tool_works_on_busybox(busybox_box: tuple[Toolbox, Sandbox])
     assert [(ln.path, ln.line, ln.match) for ln in hits.lines] == [
         ("main.go", 13, False), ("main.go", 14, True), ("main.go", 15, False),
         ("main_test.go", 5, False), ("main_test.go", 6, True), ("main_test.go", 7, False)]
+    # The file filter holds on the portable path too (it was read inside a function, where
+    # "$5" is the function's own, empty, argument: every file was searched).
+    only = await box.grep(r"greet", glob="*_test.go", workspace="primary")
+    assert {ln.path for ln in only.lines} == {"main_test.go"}
 
     root = box.workspaces.resolve("primary")
     await sandbox.exec("ln -s /etc etc-link && ln -s ../extension ext-link", cwd=root,

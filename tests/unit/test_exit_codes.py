@@ -16,7 +16,8 @@ import pytest
 from sandlot.tools import safe_helper, scripts
 from sandlot.tools.scripts import Exit
 
-SCRIPTS = ["PRELUDE", "RESOLVE", "DISCARD", "READ", "SLURP", "WRITE", "GLOB", "GREP"]
+SCRIPTS = ["PRELUDE", "RESOLVE", "DISCARD", "READ", "SLURP", "WRITE", "GLOB", "GREP", "FETCH",
+           "LIST"]
 
 
 def helper_codes(source: str) -> dict[str, int]:

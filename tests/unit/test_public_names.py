@@ -62,6 +62,7 @@ PINNED: dict[str, list[str]] = {
         "BASE_REF", "Commit", "FileChange", "FileStat", "GitCheckout", "GitDiff", "PullResult",
         "diff", "pull_out", "push_in",
     ],
+    "sandlot.integrations.deepagents": ["SandlotBackend", "SandlotProvider"],
     "sandlot.mcp_server": [
         "build_server", "tool_list",
     ],

@@ -31,6 +31,8 @@ _SAFE_OPS: dict[str, str] = {
     scripts.DISCARD: "discard",
     scripts.GREP: "grep",
     scripts.GLOB: "glob",
+    scripts.FETCH: "fetch",
+    scripts.LIST: "list",
 }
 
 

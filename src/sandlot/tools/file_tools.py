@@ -74,6 +74,9 @@ FAILURES: dict[int, tuple[type[SandlotError], str]] = {
     scripts.Exit.WRITE_FAILED: (
         ToolError, "{tool}: cannot write {rel} in {where} ({stderr}); the file was left as it "
         "was"),
+    scripts.Exit.PERMISSION_DENIED: (
+        ToolError, "{tool}: {rel} in {where} may not be read (permission denied); change its "
+        "mode with bash first"),
     scripts.Exit.TOO_LARGE: (
         ToolError, "{tool}: {rel} is {detail} bytes, over the {edit_bytes}-byte limit for "
         "edit; change it with bash (e.g. sed) instead"),

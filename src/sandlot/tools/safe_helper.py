@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 ROOT_MISSING, UNRESOLVABLE, ESCAPES, NOT_A_DIRECTORY, NOT_FOUND = 70, 71, 72, 73, 74
 IS_A_DIRECTORY, NOT_A_FILE, BINARY, EXISTS_NOT_READ, CHANGED = 75, 76, 79, 80, 81
-MKDIR_FAILED, WRITE_FAILED, TOO_LARGE, BAD_PATTERN = 82, 83, 84, 85
+MKDIR_FAILED, WRITE_FAILED, TOO_LARGE, BAD_PATTERN, PERMISSION_DENIED = 82, 83, 84, 85, 86
 MAX_HOPS = 40
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -165,6 +165,8 @@ def open_regular(parent: int, name: str, target: str) -> tuple[int, os.stat_resu
             raise Fail(IS_A_DIRECTORY, target) from None
         if exc.errno == errno.ELOOP:
             raise Fail(ESCAPES, target) from None
+        if exc.errno == errno.EACCES:
+            raise Fail(PERMISSION_DENIED, target) from None
         raise Fail(NOT_A_FILE, target) from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
@@ -234,6 +236,31 @@ def op_slurp(walk: Walk, target: str, cap: str) -> None:
     if is_binary(data):
         raise Fail(BINARY, str(len(data)))
     out(digest(data).encode() + b"\n" + data)
+
+
+def op_fetch(walk: Walk, target: str, cap: str) -> None:
+    """The file's raw bytes, binary or not; a file nobody may read (no r bit) is refused even
+    to root."""
+    try:
+        fd = open_file(walk, target)
+    except PermissionError:
+        raise Fail(PERMISSION_DENIED, target) from None
+    info = os.fstat(fd)
+    if not info.st_mode & 0o444:
+        os.close(fd)
+        raise Fail(PERMISSION_DENIED, target)
+    if info.st_size > int(cap):
+        os.close(fd)
+        raise Fail(TOO_LARGE, str(info.st_size))
+    data = read_all(fd)
+    os.close(fd)
+    out(data)
+
+
+def op_list(walk: Walk, target: str, shallow: str, limit: str) -> None:
+    """list: the listing script, run in the directory entered race-free."""
+    enter_directory(walk, target)
+    os.execvp("sh", ["sh", "-c", SCRIPT, "sandlot-list", ".", ".", shallow, limit])
 
 
 def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> None:
@@ -484,6 +511,8 @@ OPS: dict[str, Callable[..., None]] = {
     "discard": op_discard,
     "grep": op_grep,
     "glob": op_glob,
+    "fetch": op_fetch,
+    "list": op_list,
 }
 
 

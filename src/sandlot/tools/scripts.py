@@ -37,6 +37,7 @@ class Exit(IntEnum):
     WRITE_FAILED = 83
     TOO_LARGE = 84
     BAD_PATTERN = 85
+    PERMISSION_DENIED = 86
 
 
 _CODE = re.compile(r"@([A-Z_]+)@")
@@ -131,6 +132,36 @@ printf '%s\n' "$d"
 cat "$P"
 """)
 
+# The raw bytes of a file, binary or not (adapters that hand files over whole, e.g. the Deep
+# Agents backend's download_files). $3 byte cap. A file nobody may read (no r bit) is refused
+# even to root, as the file API of an agent framework expects.
+FETCH = PRELUDE + _codes(r"""
+resolve "$1" "$2"
+[ -e "$P" ] || fail @NOT_FOUND@ "$P"
+[ -d "$P" ] && fail @IS_A_DIRECTORY@ "$P"
+[ -f "$P" ] || fail @NOT_A_FILE@ "$P"
+case $(ls -ln -- "$P") in ?---------*) fail @PERMISSION_DENIED@ "$P" ;; esac
+[ -r "$P" ] || fail @PERMISSION_DENIED@ "$P"
+size=$(($(wc -c < "$P")))
+[ "$size" -le "$3" ] || fail @TOO_LARGE@ "$size"
+cat "$P"
+""")
+
+# One directory's entries ($3 = 1) or the whole tree below it ($3 = 0), for listings that need
+# directories too (the Deep Agents backend's ls and glob). $4 byte bound. Prints "\036d\0", the
+# directories, "\036f\0", everything else: "./"-prefixed paths, NUL-terminated, sorted (a
+# marker never starts with "./", so no name can pass for one).
+LIST = PRELUDE + _codes(r"""
+resolve "$1" "$2"
+[ -e "$P" ] || fail @NOT_FOUND@ "$P"
+[ -d "$P" ] || fail @NOT_A_DIRECTORY@ "$P"
+[ "$2" = . ] || cd -P -- "$P" || fail @UNRESOLVABLE@ "$P"
+if [ "$3" = 1 ]; then depth="-maxdepth 1"; else depth=; fi
+{ printf '\036d\000'; find . -mindepth 1 $depth -type d -print0 2>/dev/null | LC_ALL=C sort -z
+  printf '\036f\000'; find . -mindepth 1 $depth ! -type d -print0 2>/dev/null | LC_ALL=C sort -z
+} | head -c "$4"
+""")
+
 # $3 "any" (overwrite allowed) or "new" (must not exist), $4 expected digest or "",
 # $5 a random token for the temp name. Content on stdin. Prints "EXISTED BYTES".
 WRITE = PRELUDE + _codes(r"""
@@ -210,7 +241,7 @@ list0 | select0 "$3" | LC_ALL=C sort -z | head -c "$4"
 # "\036B<name>\0" for a binary file. Both engines read every file as bytes (grep -a; our own
 # NUL test decides what is binary), so invalid UTF-8 matches alike.
 GREP = PRELUDE + _LIST + _codes(r"""
-USE_RG=$9; EXCLUDES=${10}; CTX=$7; pick_engine
+USE_RG=$9; EXCLUDES=${10}; CTX=$7; SELECT=$5; pick_engine
 resolve "$1" "$2"
 [ -e "$P" ] || fail @NOT_FOUND@ "$P"
 if [ "$6" = i ]; then ICASE=-i; else ICASE=; fi
@@ -225,7 +256,8 @@ else
 fi
 if [ -d "$P" ]; then
   [ "$2" = . ] || cd -P -- "$P" || fail @UNRESOLVABLE@ "$P"
-  files0() { list0 | select0 "$5" | LC_ALL=C sort -z; }
+  # SELECT, not "$5": inside a function "$5" is the function's own (empty) argument.
+  files0() { list0 | select0 "$SELECT" | LC_ALL=C sort -z; }
 else
   cd -P -- "${P%/*}/" || fail @UNRESOLVABLE@ "$P"
   base=${P##*/}

@@ -88,7 +88,8 @@ async def retrying(
     async for attempt in AsyncRetrying(
         retry=retry_if_exception(lambda exc: is_transient(exc, url)),
         stop=stop_after_delay(timeout) | stop_after_attempt(MAX_ATTEMPTS),
-        wait=wait_exponential_jitter(multiplier=0.5, max=10.0, jitter=1.0),
+        # `initial` (not 9.2's `multiplier`): deepagents' google-genai caps tenacity below 9.2.
+        wait=wait_exponential_jitter(initial=0.5, max=10.0, jitter=1.0),
         before_sleep=note,
         reraise=True,
     ):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import sandlot
 from sandlot.backends.coder.sandbox import CoderSandbox
-from sandlot.ssh import ProxyCommand, SSHConnection, SSHOptions
+from sandlot.backends.coder.ssh import ProxyCommand, SSHConnection, SSHOptions
 from sandlot.testing import AgentSpec, FakeCoderDeployment
 
 from .core import Measurement, Unavailable, format_table, interleaved

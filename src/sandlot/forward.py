@@ -14,7 +14,6 @@ import contextlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -189,39 +188,6 @@ async def relay_through_command(
     finally:
         with anyio.CancelScope(shield=True):
             await running.kill()
-
-
-async def splice_ssh(client: anyio.abc.ByteStream, reader: Any, writer: Any) -> None:
-    """Copy both ways between a connection and an SSH direct-tcpip channel (asyncssh's
-    SSHReader / SSHWriter of bytes)."""
-
-    async def up() -> None:
-        try:
-            while True:
-                data = await client.receive(CHUNK)
-                writer.write(data)
-                await writer.drain()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-        except Exception:  # the channel went away: the other direction ends too
-            return
-        with contextlib.suppress(Exception):
-            writer.write_eof()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(up)
-        try:
-            while True:
-                data = await reader.read(CHUNK)
-                if not data:
-                    break
-                await client.send(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-        finally:
-            group.cancel_scope.cancel()
-            with contextlib.suppress(Exception):
-                writer.close()
 
 
 async def splice(client: anyio.abc.ByteStream, remote: anyio.abc.ByteStream) -> None:

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from sandlot._shell import PID_MARKER
-from sandlot.ssh import PidAnnouncement
+from sandlot.backends.coder.ssh import PidAnnouncement
 
 from .deployment import SINGLE, Deployment
 

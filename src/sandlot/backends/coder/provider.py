@@ -43,7 +43,6 @@ from ...errors import (
     join_errors,
 )
 from ...provider import IsolatedSandboxProvider
-from ...ssh import ProxyCommand, SSHConnectError, SSHConnection, SSHOptions
 from .cli import CoderCLI, last_error_line
 from .lookup import POLL_FIRST, POLL_MAX, find_workspace, resolve_workspace, settle
 from .models import (
@@ -60,6 +59,7 @@ from .models import (
 from .options import CoderAttachOptions, CoderCreateOptions, default_workspace_name
 from .retry import retrying
 from .sandbox import CoderSandbox
+from .ssh import ProxyCommand, SSHConnectError, SSHConnection, SSHOptions
 from .undo import Undo
 
 log = logging.getLogger("sandlot.coder")

@@ -6,14 +6,15 @@ import logging
 from typing import BinaryIO
 
 import anyio.abc
+import asyncssh
 
 from ... import _shell
 from ...errors import CleanupError, ProviderError
 from ...sandbox import RunningCommand, Sandbox, SpawnSpec
-from ...ssh import SSHConnection
 from .cli import CoderCLI
 from .models import Agent, Workspace
 from .options import CoderAttachOptions, CoderCreateOptions
+from .ssh import SSHConnection, splice_ssh
 
 log = logging.getLogger("sandlot.coder")
 
@@ -85,10 +86,6 @@ class CoderSandbox(Sandbox):
     ) -> None:
         # A direct-tcpip channel on the sandbox's one SSH connection (the agent connects to
         # the port); after a dropped connection, `ensure()` gives the new one.
-        import asyncssh
-
-        from ...forward import splice_ssh
-
         connection = await self._connection.ensure()
         try:
             reader, writer = await connection.open_connection(remote_host, remote_port)

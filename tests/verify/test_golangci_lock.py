@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -35,7 +36,10 @@ def test_run_lint_waits_for_a_parallel_golangci_lint(tmp_path: Path) -> None:
     try:
         while subprocess.run(["flock", "-n", str(lock), "true"]).returncode == 0:
             time.sleep(0.05)  # not held yet
-        report = anyio.run(_lint, tmp_path)
+        # A thread of its own: once a session-scoped async fixture ran on this worker, the
+        # main thread's context says "asyncio" to sniffio and anyio.run refuses to start.
+        with ThreadPoolExecutor(1) as pool:
+            report = pool.submit(anyio.run, _lint, tmp_path).result()
         assert report.exit_code == 0, report
         assert holder.poll() is not None  # it waited for the lock, not around it
     finally:

@@ -244,7 +244,8 @@ async def _build(root: Path, staging: Path, commit: str, branch: str, depth: int
     fetch = ["fetch", "-q", "--no-tags", "--no-write-fetch-head"]
     if depth is not None:
         fetch.append(f"--depth={depth}")
-    await git(staging, *fetch, str(root), commit, what=f"fetching {commit[:12]}")
+    await git(staging, *fetch, "--end-of-options", str(root), commit,
+              what=f"fetching {commit[:12]}")
     await git(staging, "update-ref", f"refs/heads/{branch}", commit)
     await git(staging, "update-ref", BASE_REF, commit)
     await git(staging, "symbolic-ref", "HEAD", f"refs/heads/{branch}")

@@ -183,7 +183,7 @@ def test_import_sandlot_never_imports_the_framework() -> None:
 
     probe = ("import sys, sandlot, sandlot.tools, sandlot.integrations; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('deepagents', 'langchain_core', 'langchain_tests')))")
+             "('deepagents', 'langchain_core', 'langchain_tests', 'agents', 'openai')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"

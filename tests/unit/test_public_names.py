@@ -63,6 +63,10 @@ PINNED: dict[str, list[str]] = {
         "diff", "pull_out", "push_in",
     ],
     "sandlot.integrations.deepagents": ["SandlotBackend", "SandlotProvider"],
+    "sandlot.integrations.openai_agents": [
+        "SandlotSandboxClient", "SandlotSandboxClientOptions", "SandlotSandboxSession",
+        "SandlotSandboxSessionState",
+    ],
     "sandlot.mcp_server": [
         "build_server", "tool_list",
     ],

@@ -128,6 +128,9 @@ class Sandbox(ABC):
     #: Whether ending a command searches for its marked processes before the backend's own
     #: group kill (see _MarkedCommand.kill).
     _sweep_before_kill = False
+    #: Whether sandlot's own operations (the file tools) may run in the sandbox's session
+    #: helper (adr/0042); a provider's `session_helper=False` sets it False.
+    _session_helper = True
 
     def __init__(self, *, provider: str, worktree: str, name: str) -> None:
         self.provider = provider

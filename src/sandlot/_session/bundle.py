@@ -24,6 +24,9 @@ HELPER_MODULES: tuple[str, ...] = (
     "sandlot.tools.safe_helper",
     "sandlot._session.helper.core",
     "sandlot._session.helper.files",
+    "sandlot._session.helper.flow",
+    "sandlot._session.helper.command",
+    "sandlot._session.helper.ports",
 )
 
 _LOADER = '''

@@ -82,6 +82,19 @@ async def test_commands_run_over_one_helper_and_off_is_docker_exec(opened: Open)
     assert await _parent(off) == 0
 
 
+async def test_a_command_sees_the_environment_docker_exec_gives(opened: Open) -> None:
+    """python3 here is a pyenv shim (it prepends to PATH, adds PYENV_*) and Python coerces
+    the C locale (LC_CTYPE): none of that reaches the helper's commands."""
+    on, off = await opened(), await opened(session_helper=False)
+
+    async def environment(box: DockerSandbox) -> set[str]:
+        lines = (await box.exec("env", check=True)).stdout.splitlines()
+        return {line for line in lines if not line.startswith(("HOSTNAME=", "SANDLOT_RUN="))}
+
+    assert await _parent(on) != 0
+    assert await environment(on) == await environment(off)
+
+
 async def test_exit_status_signals_stdin_env_and_streaming(opened: Open) -> None:
     box = await opened()
     assert (await box.exec("exit 7")).exit_code == 7

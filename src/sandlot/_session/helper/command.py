@@ -9,7 +9,8 @@ instruction; a kill is SIGKILL to the whole group; a process ended by a signal r
 the signal, as a shell would. The command's output waits in its own pipe until the host has
 room for it (flow.py), so a flood costs no memory here or on the host.
 
-Args: {"line": sh line, "env": {...}, "unset": [names], "stdin": bool, "window": bytes}.
+Args: {"line": sh line, "env": {...}, "unset": [names], "stdin": bool, "window": bytes,
+"start_dir": the directory `docker exec` starts in}.
 Control frames: {"pid": n} once started; {"ack": n} per stdin chunk written; {"kill": "eperm"}
 when the group belongs to another user (a command run through sudo): the host then kills it
 as root. RESULT: {"code": n} once the command exited and its output ended, or {"error": why,
@@ -19,6 +20,7 @@ as root. RESULT: {"code": n} once the command exited and its output ended, or {"
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import threading
@@ -33,9 +35,32 @@ from sandlot._session.helper.flow import WINDOW, Reader, Writer, control, route_
 #: process that left the group (and escaped the run mark's sweep) may hold them open.
 DRAIN_AFTER_KILL = 2.0
 
-#: The environment every command starts from: the helper's own (the container's, as
-#: `docker exec` gives it), read once.
-BASE_ENV = dict(os.environ)
+
+
+def _start_environment() -> dict[str, str]:
+    """The environment the helper's start line had, before python3 ran (bundle.START passes
+    `export -p` in SANDLOT_SESSION_ENV): what `docker exec` gives a command. python3's own
+    environment may differ: a wrapper (a pyenv shim) prepends to PATH and adds PYENV_*, and
+    Python's locale coercion adds LC_CTYPE. Without the snapshot, or one that does not parse,
+    the helper's own environment."""
+    own = dict(os.environ)
+    snapshot = own.pop("SANDLOT_SESSION_ENV", None)
+    if snapshot is None:
+        return own
+    try:
+        words = shlex.split(snapshot)
+    except ValueError:
+        return own
+    found: dict[str, str] = {}
+    for word in words:
+        name, sep, value = word.partition("=")
+        if sep and name.isidentifier():
+            found[name] = value
+    return found or own
+
+
+#: The environment every command starts from, read once.
+BASE_ENV = _start_environment()
 
 
 def _write_all(stream: IO[bytes]) -> Any:
@@ -56,11 +81,16 @@ def run_command(req: Request) -> dict[str, Any]:
         env.pop(name, None)
     env.update(args.get("env", {}))
     window = int(args.get("window", WINDOW))
+    # Where `docker exec` would start it (the line then enters its cwd; the shell's OLDPWD
+    # tells where it came from).
+    start_dir = str(args.get("start_dir") or "/")
+    if not os.path.isdir(start_dir):
+        start_dir = "/"
     try:
         proc = subprocess.Popen(
             ["sh", "-c", args["line"]],
             stdin=subprocess.PIPE if args.get("stdin") else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/",
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=start_dir,
             start_new_session=True, close_fds=True,
         )
     except OSError as exc:

@@ -296,7 +296,11 @@ async def spawn(sandbox: DockerSandbox, spec: SpawnSpec) -> HelperCommand | None
 
     passed, exported = split_env(spec.env)
     line = _shell.render(spec.argv, cwd=spec.cwd, env=exported, sudo=spec.sudo)
-    args = {"line": line, "env": passed, "stdin": spec.stdin is not None, "window": flow.WINDOW}
+    # `docker exec` starts in the container's working directory: the worktree for a
+    # container sandlot made without a user (docker run --workdir), else the image's.
+    made_here = sandbox.options.attach is None and not sandbox.options.user
+    args = {"line": line, "env": passed, "stdin": spec.stdin is not None, "window": flow.WINDOW,
+            "start_dir": sandbox.options.workdir if made_here else "/"}
     try:
         call = await session_of(sandbox).open("exec", args)
     except SessionError as exc:

@@ -242,6 +242,8 @@ class HelperCommand(RunningCommand):
             self._stop_tasks()
         result = self._stream.result or {}
         code = result.get("code")
+        if not isinstance(code, int) and self._killed and self._stream.result is None:
+            return KILLED  # given up after a kill the helper did not answer (kill())
         if not isinstance(code, int):
             raise ProviderError(f"{what}: the session helper could not run it: "
                                 f"{str(result.get('error', 'no exit status'))[-2000:]}",

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from agents.sandbox.session.sandbox_client import BaseSandboxClientOptions
 from agents.sandbox.session.sandbox_session_state import SandboxSessionState
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ...config import parse_config
 from ...errors import ConfigurationError
@@ -57,6 +57,16 @@ class SandlotSandboxClientOptions(BaseSandboxClientOptions):
     coder, with its `on_close` (what `client.delete()` does to the sandbox)."""
     exposed_ports: tuple[int, ...] = ()
     """Sandbox ports `session.resolve_exposed_port()` may forward to this host."""
+
+    # A refused configuration never shows its input (it may hold what should not be there).
+    model_config = ConfigDict(hide_input_in_errors=True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Made in code: the typed error itself, not pydantic's wrapping of it.
+        provider = kwargs.get("provider", args[0] if args else None)
+        if isinstance(provider, dict):
+            checked_provider(provider)
+        super().__init__(*args, **kwargs)
 
     @field_validator("provider")
     @classmethod

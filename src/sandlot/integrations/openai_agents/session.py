@@ -55,6 +55,8 @@ from .workspace_tar import pack
 _Exit = _scripts.Exit
 #: Largest file read whole (the SDK reads files whole; the Deep Agents backend's bound).
 FILE_BYTES = 64 << 20
+#: The toolbox's resolver, then mkdir of what it resolved ($3: "-p" or empty).
+_MKDIR = _scripts.PRELUDE + 'resolve "$1" "$2"\nmkdir $3 -- "$P" || exit 1\n'
 #: Files per toolbox call when a manifest's files are written.
 _BATCH_FILES = 1000
 
@@ -139,6 +141,31 @@ class SandlotSandboxSession(BaseSandboxSession):
                                               exit_code=result.exit_code),
                                    command=["resolve", target])
         return Path(target)
+
+    async def mkdir(self, path: Path | str, *, parents: bool = False,
+                    user: str | User | None = None) -> None:
+        # apply_patch makes a file's parent before every write: one round trip here (the
+        # check and the mkdir in one script), none for the workspace root, which start()
+        # made, instead of the SDK's two (check, then mkdir).
+        if user is not None:
+            await super().mkdir(path, parents=parents, user=user)
+            return
+        ws, target = self._contain(path, for_write=True)
+        if parents and target.rstrip("/") == ws.root.rstrip("/") and self._root_ready:
+            return
+        box = self._toolbox()
+        try:
+            result = await box._run("mkdir", _MKDIR, [ws.root, target, "-p" if parents else ""])
+        except SandlotError as exc:
+            raise WorkspaceArchiveWriteError(path=Path(target), context={
+                "backend": "sandlot", "error": type(exc).__name__}, cause=exc) from exc
+        if result.exit_code in (_Exit.ESCAPES, _Exit.UNRESOLVABLE):
+            raise InvalidManifestPathError(rel=str(path), reason="escape_root",
+                                           context={"reason": "symlink_escape"})
+        if result.exit_code != 0:
+            raise ExecNonZeroError(ExecResult(stdout=b"", stderr=result.stderr.encode(),
+                                              exit_code=result.exit_code),
+                                   command=["mkdir", target])
 
     async def running(self) -> bool:
         return not self.sandbox.closed

@@ -77,16 +77,20 @@ class SandlotSandboxClient(BaseSandboxClient[SandlotSandboxClientOptions]):
         self._validate_manifest_for_create(manifest)
         config = {k: v for k, v in options.provider.items() if k not in SECRET_FIELDS}
         sandbox = await self._make(config)
-        root_is_worktree = manifest.root == _DEFAULT_ROOT
-        if root_is_worktree:
-            manifest = manifest.model_copy(update={"root": sandbox.worktree}, deep=True)
-        session_id = uuid.uuid4()
-        state = SandlotSandboxSessionState(
-            session_id=session_id, manifest=manifest,
-            snapshot=resolve_snapshot(snapshot, str(session_id)),
-            exposed_ports=options.exposed_ports, provider=config,
-            backend=sandbox.provider, sandbox_ref=sandbox_ref(sandbox),
-            worktree=sandbox.worktree, root_is_worktree=root_is_worktree)
+        try:
+            root_is_worktree = manifest.root == _DEFAULT_ROOT
+            if root_is_worktree:
+                manifest = manifest.model_copy(update={"root": sandbox.worktree}, deep=True)
+            session_id = uuid.uuid4()
+            state = SandlotSandboxSessionState(
+                session_id=session_id, manifest=manifest,
+                snapshot=resolve_snapshot(snapshot, str(session_id)),
+                exposed_ports=options.exposed_ports, provider=config,
+                backend=sandbox.provider, sandbox_ref=sandbox_ref(sandbox),
+                worktree=sandbox.worktree, root_is_worktree=root_is_worktree)
+        except BaseException:
+            await sandbox.close()  # no session will own it: its on_close applies now
+            raise
         inner = SandlotSandboxSession(state=state, sandbox=sandbox)
         return self._wrap_session(inner, instrumentation=self._instrumentation)
 

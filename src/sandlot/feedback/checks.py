@@ -1,0 +1,132 @@
+"""Post-edit feedback: the fast checks of one changed file, run within a time budget.
+
+The detector is chosen by the file's suffix (verify.detector.detector_for_file); its
+`file_checks` say what to run and its `read_file_check` reads each result. All checks run in one
+exec (script.py) whose timeout is the budget: a check still running then is stopped and named
+in a note, never an error. A tool that is not installed is a note too, said once per `said`
+set (the toolbox keeps one). Anything else going wrong (the sandbox gone mid-way) is the
+caller's to decide; see `Toolbox` for the edit tools, where feedback never fails the edit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import time
+from collections.abc import Mapping, MutableSet
+
+import anyio
+
+from .._shell import quote
+from ..errors import ToolError
+from ..sandbox import Sandbox
+from ..verify.detector import detector_for_file
+from ..verify.filecheck import (
+    CheckStatus,
+    FeedbackCheck,
+    FileFeedback,
+)
+from ..verify.findings import Finding
+from . import script
+
+#: Seconds the checks of one edit may take, unless configured otherwise.
+DEFAULT_BUDGET = 3.0
+#: The checks' combined output kept (their JSON is small for one file; a runaway tool is cut).
+_MAX_OUTPUT = 4 << 20
+
+
+def validate_budget(budget: float) -> float:
+    """A budget must be a positive number of seconds (and sane: at most an hour)."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not (
+            0 < budget <= 3600):
+        raise ToolError(f"feedback budget must be a number of seconds above 0 and at most "
+                        f"3600, got {budget!r}; pass e.g. feedback_budget=3")
+    return float(budget)
+
+
+async def check_file(
+    sandbox: Sandbox,
+    root: str,
+    file: str,
+    *,
+    budget: float = DEFAULT_BUDGET,
+    env: Mapping[str, str] | None = None,
+    said: MutableSet[str] | None = None,
+) -> FileFeedback | None:
+    """Run the fast checks of `file` (relative to `root`, inside the sandbox). None when no
+    detector knows the file's language (a README, a Makefile)."""
+    budget = validate_budget(budget)
+    detector = detector_for_file(file)
+    if detector is None:
+        return None
+    checks = detector.file_checks(root, file)
+    token = secrets.token_hex(16)
+    started = time.monotonic()
+    result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
+                                timeout=budget, max_output=_MAX_OUTPUT)
+    duration = time.monotonic() - started
+    if result.timed_out:
+        await _clean(sandbox, token, env)
+    runs = script.split(checks, token, result.stdout)
+    findings: list[Finding] = []
+    formatted: bool | None = None
+    lines: list[int] = []
+    done: list[FeedbackCheck] = []
+    notes: list[str] = []
+    for run in runs:
+        check = run.check
+        outcome = detector.read_file_check(run)
+        status: CheckStatus
+        detail = ""
+        if run.status == "skipped":
+            status, detail = "skipped", "does not apply to this project"
+        elif run.status == "missing":
+            status, detail = "missing", f"{check.binary} is not installed in the sandbox"
+            key = f"{detector.language}:{check.binary}"
+            if said is None or key not in said:
+                where = ", ".join([*check.path_prefix, "PATH"])
+                notes.append(f"{check.binary} is not installed in the sandbox (looked in "
+                             f"{where}), so {detector.language} files are not checked with "
+                             "it after edits; install it to get its feedback")
+                if said is not None:
+                    said.add(key)
+        elif run.status == "over_budget":
+            status, detail = "over_budget", f"stopped at the {budget:g} s feedback budget"
+            notes.append(f"{check.name} did not finish within the {budget:g} s feedback "
+                         "budget and was stopped; raise the budget or run the project's "
+                         f"{'linter' if check.kind != 'typecheck' else 'type checker'} "
+                         "for its findings")
+        elif outcome.failure:
+            status, detail = "failed", outcome.failure
+            notes.append(f"{check.name} could not check {file}: {outcome.failure}")
+        else:
+            status = "findings" if outcome.findings or outcome.formatted is False else "clean"
+        findings.extend(outcome.findings)
+        if check.kind == "format" and run.status == "ran" and not outcome.failure:
+            formatted = outcome.formatted if formatted is None else formatted
+            lines.extend(outcome.format_lines)
+        done.append(FeedbackCheck(name=check.name, kind=check.kind, status=status,
+                                  detail=detail))
+    return FileFeedback(file=file, language=detector.language, formatted=formatted,
+                        format_lines=sorted(set(lines)), findings=_dedupe(findings),
+                        checks=done, notes=notes, budget=budget, duration=round(duration, 3))
+
+
+async def _clean(sandbox: Sandbox, token: str, env: Mapping[str, str] | None) -> None:
+    """The budget ended the script before its own cleanup: remove its scratch files."""
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+        await sandbox.exec(f"rm -rf -- {quote(script.scratch_dir(token))}",
+                           env=dict(env or {}), timeout=30)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per place and message: a syntax error reported by the formatter and by the
+    linter (gofmt and go vet, ruff format and ruff check) is one problem."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for f in findings:
+        key = (f.file, f.line, f.column, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

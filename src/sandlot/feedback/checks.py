@@ -13,19 +13,15 @@ from __future__ import annotations
 import contextlib
 import secrets
 import time
-from collections.abc import Mapping, MutableSet
+from collections.abc import Mapping, MutableSet, Sequence
 
 import anyio
 
 from .._shell import quote
 from ..errors import ToolError
 from ..sandbox import Sandbox
-from ..verify.detector import detector_for_file
-from ..verify.filecheck import (
-    CheckStatus,
-    FeedbackCheck,
-    FileFeedback,
-)
+from ..verify.detector import Detector, detector_for_file
+from ..verify.filecheck import CheckRun, CheckStatus, FeedbackCheck, FileCheck, FileFeedback
 from ..verify.findings import Finding
 from . import script
 
@@ -59,7 +55,21 @@ async def check_file(
     detector = detector_for_file(file)
     if detector is None:
         return None
-    checks = detector.file_checks(root, file)
+    runs, duration = await run_checks(sandbox, root, detector.file_checks(root, file),
+                                      budget=budget, env=env)
+    return assemble(detector, file, runs, budget=budget, duration=duration, said=said)
+
+
+async def run_checks(
+    sandbox: Sandbox,
+    root: str,
+    checks: Sequence[FileCheck],
+    *,
+    budget: float,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[CheckRun], float]:
+    """Run `checks` in one exec bounded by `budget`; each check's raw run, and the seconds
+    it all took."""
     token = secrets.token_hex(16)
     started = time.monotonic()
     result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
@@ -67,7 +77,20 @@ async def check_file(
     duration = time.monotonic() - started
     if result.timed_out:
         await _clean(sandbox, token, env)
-    runs = script.split(checks, token, result.stdout)
+    return script.split(checks, token, result.stdout), duration
+
+
+def assemble(
+    detector: Detector,
+    file: str,
+    runs: Sequence[CheckRun],
+    *,
+    budget: float,
+    duration: float,
+    said: MutableSet[str] | None = None,
+) -> FileFeedback:
+    """The feedback from the checks' raw runs (pure but for adding to `said`): each run read
+    by the detector, findings merged, the file's formatting, one note per thing to know."""
     findings: list[Finding] = []
     formatted: bool | None = None
     lines: list[int] = []

@@ -1,12 +1,12 @@
 """The one shell script that runs a file's checks in the sandbox, and the reading of its output.
 
-Every check of an edit runs in ONE exec (one round trip, whatever the backend), one after the
-other, each in a subshell of its own: its PATH prefix, then its `when` (does it apply?), then
-`command -v` (is it installed?), then the tool with stdout and stderr to two files, which are
-printed after a marker line as soon as the tool ends. The exec's timeout is the budget; when it
-ends the script, the checks whose section was printed are complete and the others are the ones
-over budget. The markers carry a random token, so a tool printing a marker-like line cannot
-forge a section.
+Every check of an edit runs in ONE exec (one round trip, whatever the backend), side by side,
+each in a background subshell of its own: its PATH prefix, then its `when` (does it apply?),
+then `command -v` (is it installed?), then the tool with stdout and stderr to two files, which
+become its section (after a marker line) in a third. The script prints the sections in order,
+each once its check has ended. The exec's timeout is the budget; when it ends the script, the
+checks whose section was printed are complete and the others are the ones over budget. The
+markers carry a random token, so a tool printing a marker-like line cannot forge a section.
 """
 
 from __future__ import annotations
@@ -30,26 +30,33 @@ def build(checks: Sequence[FileCheck], token: str) -> str:
     """The script for `checks`; `token` must be the caller's fresh random hex."""
     if not re.fullmatch(r"[0-9a-f]{16,64}", token):
         raise ValueError("token must be 16 to 64 lowercase hex digits")
-    tmp = quote(scratch_dir(token))
-    lines = [f"umask 077; mkdir -p -- {tmp} || exit 3"]
+    tmp = '"$d"'
+    lines = [f"d={quote(scratch_dir(token))}; umask 077; mkdir -p -- {tmp} || exit 3"]
     for index, check in enumerate(checks):
         mark = quote(f"{_MARK}{token}:{index}:")
+        section = f"{tmp}/{index}.section"
         body = []
         if check.path_prefix:
             joined = ":".join(quote(p) for p in check.path_prefix)
             body.append(f'PATH={joined}:"$PATH"; export PATH')
-        body.append(f"cd -- {quote(check.cwd)} || {{ printf '%sskip\\n' {mark}; exit 0; }}")
+        body.append(f"cd -- {quote(check.cwd)} || "
+                    f"{{ printf '%sskip\\n' {mark} >{section}; exit 0; }}")
         if check.when:
             body.append(f"( {check.when} ) </dev/null >/dev/null 2>&1 || "
-                        f"{{ printf '%sskip\\n' {mark}; exit 0; }}")
+                        f"{{ printf '%sskip\\n' {mark} >{section}; exit 0; }}")
         body.append(f"command -v {quote(check.binary)} >/dev/null 2>&1 || "
-                    f"{{ printf '%smissing\\n' {mark}; exit 0; }}")
+                    f"{{ printf '%smissing\\n' {mark} >{section}; exit 0; }}")
         out, err = f"{tmp}/{index}.out", f"{tmp}/{index}.err"
         words = " ".join(quote(a) for a in check.argv)
         body.append(f"{words} </dev/null >{out} 2>{err}")
-        body.append(f"rc=$?; printf '%src:%s\\n' {mark} \"$rc\"; cat {out}; "
-                    f"printf '\\n%sstderr\\n' {mark}; cat {err}; printf '\\n%send\\n' {mark}")
-        lines.append("( " + "; ".join(body) + " )")
+        body.append(f"rc=$?; {{ printf '%src:%s\\n' {mark} \"$rc\"; cat {out}; "
+                    f"printf '\\n%sstderr\\n' {mark}; cat {err}; "
+                    f"printf '\\n%send\\n' {mark}; }} >{section}")
+        # The checks run side by side (one tool's start-up beside another's: prettier and
+        # eslint are each a Node start); their sections are printed in order as they end.
+        lines.append(f"( {'; '.join(body)} ) & p{index}=$!")
+    for index in range(len(checks)):
+        lines.append(f'wait "$p{index}"; cat -- {tmp}/{index}.section 2>/dev/null')
     lines.append(f"rm -rf -- {tmp}")
     return "\n".join(lines)
 

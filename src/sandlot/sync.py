@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .processes import DurableProcess, DurableProcesses, DurableProcessInfo, OutputChunk
+from .processes import (
+    DurableProcess,
+    DurableProcesses,
+    DurableProcessInfo,
+    OutputChunk,
+    ProcessEvent,
+)
 from .processes import scripts as process_scripts
 from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
@@ -119,6 +125,31 @@ class SyncDurableProcess:
         finally:
             self._portal.call(chunks.aclose)
 
+    def watch_patterns(self) -> list[str]:
+        return self._portal.call(self.process.watch_patterns)
+
+    def events(self, since: int = 0, *, defaults: bool = True,
+               poll: float = 0.25) -> Iterator[ProcessEvent]:
+        """Events as they happen, until the process's ending (the async `events`, one event
+        at a time through the portal)."""
+        events = self.process.events(since, defaults=defaults, poll=poll)
+
+        async def next_event() -> ProcessEvent:
+            return await anext(events)
+
+        try:
+            while True:
+                try:
+                    yield self._portal.call(next_event)
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._portal.call(events.aclose)
+
+    def poll_events(self, since: int = 0, *, defaults: bool = True
+                    ) -> tuple[list[ProcessEvent], int, bool]:
+        return self._portal.call(partial(self.process.poll_events, since, defaults=defaults))
+
     def wait(self, timeout: float | None = None) -> DurableProcessInfo:
         return self._portal.call(partial(self.process.wait, timeout))
 
@@ -147,10 +178,12 @@ class SyncDurableProcesses:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         idle_timeout: float | None = None,
+        watch: Sequence[str] | None = None,
+        idle_kill: float | None = None,
     ) -> SyncDurableProcess:
         process = self._portal.call(partial(
             self._processes.start, command, cwd=cwd, env=env, timeout=timeout,
-            idle_timeout=idle_timeout))
+            idle_timeout=idle_timeout, watch=watch, idle_kill=idle_kill))
         return SyncDurableProcess(process, self._portal)
 
     def run_script(self, script: str, *args: str, max_output: int = 1 << 16,

@@ -4,6 +4,7 @@ a fresh copy of one per test (`cp -a` inside the sandbox: node_modules crosses o
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -24,7 +25,12 @@ async def fake_coder() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     from tests.backends import coder
 
     async with coder.provider():  # the deployment, checked for leftovers at its end
-        yield sandlot.coder(template=coder.TEMPLATE, on_close="delete", env=tool_env(),
+        # The agents' own environment has no HOME of this user: rustup needs to be told.
+        home = os.path.expanduser("~")
+        env = {**tool_env(),
+               "RUSTUP_HOME": os.environ.get("RUSTUP_HOME", f"{home}/.rustup"),
+               "CARGO_HOME": os.environ.get("CARGO_HOME", f"{home}/.cargo")}
+        yield sandlot.coder(template=coder.TEMPLATE, on_close="delete", env=env,
                             **coder._ACCESS)
 
 
@@ -36,8 +42,6 @@ FACTORIES: dict[str, Factory] = {
 
 
 def _selected() -> list[str]:
-    import os
-
     raw = os.environ.get("SANDLOT_TEST_BACKENDS", "")
     names = [n.strip() for n in raw.split(",") if n.strip() in FACTORIES]
     return names or list(FACTORIES)

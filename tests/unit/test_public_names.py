@@ -72,8 +72,8 @@ PINNED: dict[str, list[str]] = {
         "get_mode", "health", "run_code",
     ],
     "sandlot.processes": [
-        "DurableProcess", "DurableProcessInfo", "DurableProcesses", "EndedBy", "OutputChunk",
-        "ProcessRecordError", "ProcessState",
+        "DEFAULT_PATTERNS", "DurableProcess", "DurableProcessInfo", "DurableProcesses",
+        "EndedBy", "OutputChunk", "ProcessEvent", "ProcessRecordError", "ProcessState",
     ],
     "sandlot.sync": [
         "SyncDurableProcess", "SyncDurableProcesses", "SyncProcess", "SyncSandbox", "session",

@@ -36,9 +36,10 @@ from .safe_mode import Containment
 from .shell_tools import ShellTools
 from .shells import ShellRegistry
 from .verify_calls import VerifyTools
+from .watch_calls import WatchTools
 
 
-class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")

@@ -24,7 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import BinaryIO, Literal, Protocol
 
 import anyio
 
@@ -112,6 +112,23 @@ class SpawnSpec:
             self.argv, cwd=self.cwd, env=self.env, sudo=self.sudo, announce_pid=announce_pid,
             inline=inline,
         )
+
+
+@dataclass
+class InteractiveSpec:
+    """One command wired to the caller's own streams (`Sandbox.interactive`), as a backend
+    receives it: validated, its run mark already in `env`."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: BinaryIO
+    tty: bool
+
+    def shell_line(self) -> str:
+        return _shell.render(self.argv, cwd=self.cwd, env=self.env)
 
 
 class RunningCommand(ABC):

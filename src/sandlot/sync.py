@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from .fswatch import FileEvent, FileWatch
 from .processes import (
     DurableProcess,
     DurableProcesses,
@@ -199,6 +200,37 @@ class SyncDurableProcesses:
                                   self._portal)
 
 
+class SyncFileWatch:
+    """Blocking view of a `FileWatch`: an iterator and a context manager."""
+
+    def __init__(self, watch: FileWatch, portal: BlockingPortal) -> None:
+        self.watch = watch
+        self._portal = portal
+
+    def start(self) -> SyncFileWatch:
+        self._portal.call(self.watch.start)
+        return self
+
+    def close(self) -> None:
+        self._portal.call(self.watch.close)
+
+    def __enter__(self) -> SyncFileWatch:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[FileEvent]:
+        async def next_event() -> FileEvent:
+            return await anext(self.watch)
+
+        while True:
+            try:
+                yield self._portal.call(next_event)
+            except StopAsyncIteration:
+                return
+
+
 class SyncSandbox:
     """Blocking view of a `Sandbox`; same methods, same contract."""
 
@@ -272,6 +304,13 @@ class SyncSandbox:
     def processes(self) -> SyncDurableProcesses:
         """Blocking view of `Sandbox.processes` (durable processes)."""
         return SyncDurableProcesses(self.sandbox.processes, self._portal)
+
+    def watch(self, path: str = ".", *, recursive: bool = True, queue_size: int = 10_000,
+              poll_interval: float = 0.5, force_poll: bool = False) -> SyncFileWatch:
+        """Blocking view of `Sandbox.watch`: `with sandbox.watch(p) as w: for e in w: ...`."""
+        return SyncFileWatch(self.sandbox.watch(
+            path, recursive=recursive, queue_size=queue_size, poll_interval=poll_interval,
+            force_poll=force_poll), self._portal)
 
     def interactive(
         self,

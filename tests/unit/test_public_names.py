@@ -66,6 +66,7 @@ PINNED: dict[str, list[str]] = {
     "sandlot.mcp_server": [
         "build_server", "tool_list",
     ],
+    "sandlot.fswatch": ["DEFAULT_QUEUE", "FileEvent", "FileWatch"],
     "sandlot.feedback": ["DEFAULT_BUDGET", "FeedbackCheck", "FileFeedback", "check_file"],
     "sandlot.modes": [
         "Health", "MODES", "MODE_ENV", "Mode", "RunResult", "configured_mode", "detect_mode",

@@ -282,6 +282,7 @@ class Backend(Protocol):
     provider: str
     worktree: str
     _sweep_before_kill: bool
+    _session_helper: bool
 
     def _can_sweep(self) -> bool: ...
 
@@ -315,6 +316,11 @@ class Engine:
                 f"sandbox {self.backend.name!r} ({self.backend.provider}) is closed; create a "
                 "new one with provider.session() or provider.create()"
             )
+
+    @property
+    def session_helper(self) -> bool:
+        """Whether sandlot's own operations may use the sandbox's session helper (adr/0042)."""
+        return self.backend._session_helper
 
     def next_mark(self) -> str:
         return _run_marks.command_mark(self.run_mark, next(self._run_numbers))

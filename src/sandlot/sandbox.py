@@ -130,6 +130,9 @@ class Sandbox(ABC):
     #: Whether ending a command searches for its marked processes before the backend's own
     #: group kill (see _MarkedCommand.kill).
     _sweep_before_kill = False
+    #: Whether sandlot's own operations (the file tools) may run in the sandbox's session
+    #: helper (adr/0042); a provider's `session_helper=False` sets it False.
+    _session_helper = True
 
     def __init__(self, *, provider: str, worktree: str, name: str) -> None:
         self.provider = provider
@@ -246,9 +249,9 @@ class Sandbox(ABC):
 
     async def _sweep(self, mark: str) -> None:
         """Backend hook: kill every process in the sandbox whose environment holds `mark`
-        (`_run_marks.grep_pattern`). The default runs the sweep script as a command."""
+        (`_run_marks.grep_pattern`). The default runs `_run_marks.sweep_argv` as a command."""
         spec = SpawnSpec(
-            argv=["sh", "-c", _run_marks.SWEEP_SCRIPT, "sh", _run_marks.grep_pattern(mark)],
+            argv=_run_marks.sweep_argv(mark),
             cwd="/",
             env={},
             sudo=False,

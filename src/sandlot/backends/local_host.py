@@ -100,6 +100,7 @@ class HostSandbox(Sandbox):
     def __init__(self, worktree: str, options: LocalOptions) -> None:
         super().__init__(provider="local", worktree=worktree, name=os.path.basename(worktree))
         self.options = options
+        self._session_helper = options.session_helper
         self._env = sandbox_environment(options.env, options.inherit_env)
 
     def _wrap(self, line: str, *, die_with_parent: bool = True, tty: bool = False) -> list[str]:

@@ -42,6 +42,7 @@ class CoderSandbox(Sandbox):
         self._connection = connection
         self._cli = cli
         self._options = options
+        self._session_helper = options.session_helper
 
     @property
     def connection(self) -> SSHConnection:

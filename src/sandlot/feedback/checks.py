@@ -17,7 +17,6 @@ from collections.abc import Mapping, MutableSet, Sequence
 
 import anyio
 
-from .._shell import quote
 from ..errors import ToolError
 from ..sandbox import Sandbox
 from ..verify.detector import Detector, detector_for_file
@@ -75,9 +74,10 @@ async def run_checks(
     result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
                                 timeout=budget, max_output=_MAX_OUTPUT)
     duration = time.monotonic() - started
+    stdout = result.stdout
     if result.timed_out:
-        await _clean(sandbox, token, env)
-    return script.split(checks, token, result.stdout), duration
+        stdout = await _collect(sandbox, len(checks), token, env)
+    return script.split(checks, token, stdout), duration
 
 
 def assemble(
@@ -135,11 +135,15 @@ def assemble(
                         checks=done, notes=notes, budget=budget, duration=round(duration, 3))
 
 
-async def _clean(sandbox: Sandbox, token: str, env: Mapping[str, str] | None) -> None:
-    """The budget ended the script before its own cleanup: remove its scratch files."""
+async def _collect(sandbox: Sandbox, count: int, token: str,
+                   env: Mapping[str, str] | None) -> str:
+    """The budget ended the script: the sections of the checks that finished, and the scratch
+    files removed ('' when that fails too: every check then reads as over budget)."""
     with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-        await sandbox.exec(f"rm -rf -- {quote(script.scratch_dir(token))}",
-                           env=dict(env or {}), timeout=30)
+        found = await sandbox.exec(script.collect(count, token), env=dict(env or {}),
+                                   timeout=30, max_output=_MAX_OUTPUT)
+        return found.stdout
+    return ""
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

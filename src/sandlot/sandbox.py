@@ -56,6 +56,7 @@ from .errors import ConfigurationError, HostPathNotFoundError
 from .forward import ForwardAddress
 from .output import OutputCapture
 from .processes import DurableProcesses
+from .secrets import EnvValue, SecretSet
 
 
 class Process:
@@ -157,7 +158,7 @@ class Sandbox(ABC):
         command: str | Sequence[str],
         *,
         cwd: str | None,
-        env: Mapping[str, str] | None,
+        env: Mapping[str, EnvValue] | None,
         stdin: str | bytes | None,
         sudo: bool,
         timeout: float | None,
@@ -165,10 +166,11 @@ class Sandbox(ABC):
         max_output: int,
         on_stdout: LineCallback | None,
         on_stderr: LineCallback | None,
+        scrub: bool = False,
     ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, Silence | None]:
         self._ensure_open()
         argv = _shell.to_argv(command)
-        checked_env = _shell.validate_env(env)
+        checked_env = _shell.validate_env(self._engine.secrets.reveal_env(env))
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
         _shell.validate_seconds(timeout, "timeout")
         _shell.validate_seconds(idle_timeout, "idle_timeout")
@@ -181,8 +183,9 @@ class Sandbox(ABC):
             raise ConfigurationError(
                 f"stdin must be str, bytes or None, got {type(stdin).__name__}"
             )
-        out = OutputCapture(max_output, on_stdout)
-        err = OutputCapture(max_output, on_stderr)
+        scrubber = self._engine.secrets.scrubber if scrub else None
+        out = OutputCapture(max_output, on_stdout, scrubber.stream() if scrubber else None)
+        err = OutputCapture(max_output, on_stderr, scrubber.stream() if scrubber else None)
         spec = SpawnSpec(
             argv=argv,
             cwd=workdir,
@@ -191,9 +194,16 @@ class Sandbox(ABC):
             stdin=bytes(stdin) if stdin is not None else None,
             stdout=sink(out, silence),
             stderr=sink(err, silence),
-            display=_shell.display(argv),
+            display=scrubber.text(_shell.display(argv)) if scrubber else _shell.display(argv),
         )
         return spec, out, err, silence
+
+    @property
+    def secrets(self) -> SecretSet:
+        """The secrets this sandbox was given (every `Secret` passed to it so far); what
+        `scrub=True` and sandlot's exit points (toolbox, MCP, server, fan-out) replace with
+        `[secret:NAME]`. `sandbox.secrets.scrubber.text(s)` scrubs your own output."""
+        return self._engine.secrets
 
     @property
     def processes(self) -> DurableProcesses:
@@ -256,7 +266,7 @@ class Sandbox(ABC):
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
@@ -265,12 +275,16 @@ class Sandbox(ABC):
         on_stderr: LineCallback | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
         check: bool = False,
+        scrub: bool = False,
     ) -> ExecResult:
         """Run a command to completion and return its exit code and (bounded) output.
 
         `cwd` defaults to the worktree; `timeout` bounds the whole run, `idle_timeout` the time
         without a byte on stdout or stderr; `check=True` raises `CommandFailed` /
-        `CommandTimedOut` instead of returning a failed result.
+        `CommandTimedOut` instead of returning a failed result. `env` values may be `Secret`s.
+        The result keeps the RAW output (the caller's own program asked for it); `scrub=True`
+        replaces every secret this sandbox was given with `[secret:NAME]` in the result, the
+        line callbacks and any error, across chunk and line boundaries.
         """
         spec, out, err, silence = self._prepare(
             command,
@@ -283,6 +297,7 @@ class Sandbox(ABC):
             max_output=max_output,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
+            scrub=scrub,
         )
         started = time.monotonic()
         code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
@@ -294,7 +309,7 @@ class Sandbox(ABC):
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
@@ -302,9 +317,11 @@ class Sandbox(ABC):
         on_stdout: LineCallback | None = None,
         on_stderr: LineCallback | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        scrub: bool = False,
     ) -> Process:
         """Start a command in the background; read, wait for or kill it through the `Process`.
-        `timeout` and `idle_timeout` end it as they end `exec`'s command."""
+        `timeout` and `idle_timeout` end it as they end `exec`'s command; `env` and `scrub`
+        as `exec`'s."""
         spec, out, err, silence = self._prepare(
             command,
             cwd=cwd,
@@ -316,6 +333,7 @@ class Sandbox(ABC):
             max_output=max_output,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
+            scrub=scrub,
         )
         running = await self._engine.spawn(spec)
         if silence is not None:
@@ -338,7 +356,7 @@ class Sandbox(ABC):
         stdout: BinaryIO | None = None,
         stderr: BinaryIO | None = None,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         tty: bool | None = None,
     ) -> int:
         """Run a command wired to the given streams (default: this process's stdio).
@@ -347,7 +365,7 @@ class Sandbox(ABC):
         """
         self._ensure_open()
         args = _shell.to_argv(argv)
-        checked_env = _shell.validate_env(env)
+        checked_env = _shell.validate_env(self._engine.secrets.reveal_env(env))
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
         stdin = stdin if stdin is not None else sys.stdin.buffer
         stdout = stdout if stdout is not None else sys.stdout.buffer

@@ -113,9 +113,19 @@ def router(service: SandboxService, error: ErrorFactory, described: Described) -
                 raise ConfigurationError(f"max_bytes must be from 1 to {MAX_READ}")
             chunk = await (await find(process_id)).read(since, max_bytes=max_bytes)
             keep = len(chunk.data) if chunk.complete else utf8_prefix(chunk.data)
+            data = chunk.data[:keep]
+            scrubber = service.sandbox.secrets.scrubber
+            if scrubber:
+                # What could still be the start of a secret is left for the next read (its
+                # `since`), which sees it with the bytes that follow.
+                last = chunk.complete and keep == len(chunk.data)
+                data, used = scrubber.cut(data, final=last)
+                if used == 0 and keep == max_bytes:  # too short to decide: never stall
+                    data, used = scrubber.data(chunk.data[:keep]), keep
+                keep = used
             following = chunk.start + keep
             return ProcessOutputResponse(
-                text=chunk.data[:keep].decode("utf-8", "replace"), start=chunk.start,
+                text=data.decode("utf-8", "replace"), start=chunk.start,
                 next=following, dropped=chunk.dropped,
                 complete=chunk.complete and following == chunk.next, process=_info(chunk.info))
 

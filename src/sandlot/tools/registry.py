@@ -17,6 +17,7 @@ from .models import (
     KillShellArgs,
     ReadArgs,
     RunCodeArgs,
+    SecretEnvArgs,
     WriteArgs,
 )
 from .verify_tools import RunScriptArgs, VerifyArgs
@@ -73,6 +74,9 @@ TOOLS: dict[str, ToolSpec] = {
                  "results.", VerifyArgs, True),
         ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
                  "package manager.", RunScriptArgs, True),
+        ToolSpec("secret_env", "List the names of the secrets configured for this sandbox. "
+                 "Pass them as secrets=[...] to bash or a verify tool; you never see their "
+                 "values.", SecretEnvArgs, True),
     ]
 }
 

@@ -133,14 +133,14 @@ class DockerOptions(RedactedModel):
 
     @field_validator("env")
     @classmethod
-    def _check_env(cls, value: dict[str, str]) -> dict[str, str]:
+    def _check_env(cls, value: dict[str, str | Secret]) -> dict[str, str | Secret]:
         for key, item in value.items():
             if not _ENV_NAME.match(key):
                 raise ValueError(
                     f"invalid environment variable name {key!r}: names must match "
                     "[A-Za-z_][A-Za-z0-9_]*; rename the variable"
                 )
-            if "\0" in item:
+            if isinstance(item, str) and "\0" in item:  # a Secret never holds one
                 raise ValueError(f"environment variable {key} contains a NUL byte; remove it")
         return value
 

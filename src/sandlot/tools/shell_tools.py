@@ -110,16 +110,17 @@ class ShellTools(ToolboxBase):
         """What a background shell printed since the last call, and whether it still runs."""
         self._mutating("bash_output")
         shell = await self._shell("bash_output", shell_id)
-        chunk = await shell.process.read(shell.cursor, max_bytes=self.bash_output_bytes)
+        scrubber = self.scrubber
+        # With secrets the read reaches the longest secret form further, so whether its last
+        # bytes start a secret is always decided; what could still be one is read again next
+        # time, with the bytes that follow it.
+        window = self.bash_output_bytes + max(scrubber.longest - 1, 0)
+        chunk = await shell.process.read(shell.cursor, max_bytes=window)
         shell.cursor = chunk.next
         more = chunk.next < chunk.info.output_bytes
         data = chunk.data
-        if self.scrubber:
-            # What could still be the start of a secret is read again next time, with the
-            # bytes that follow it.
-            data, used = self.scrubber.cut(data, final=chunk.complete)
-            if used == 0 and more:  # a read too short to decide: never stall the reader
-                data, used = self.scrubber.data(chunk.data), len(chunk.data)
+        if scrubber:
+            data, used = scrubber.cut(data, final=chunk.complete)
             shell.cursor = chunk.next - (len(chunk.data) - used)
         output = shell.decoder.decode(data, final=chunk.complete)
         status = shell.status(chunk.info)

@@ -41,7 +41,7 @@ from typing import BinaryIO
 import anyio
 import anyio.abc
 
-from . import _run_marks, _shell, forward, transfer
+from . import _run_marks, _shell, forward, telemetry, transfer
 from ._engine import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from ._engine import MAX_LINE as MAX_LINE
 from ._engine import SWEEP_TIMEOUT as SWEEP_TIMEOUT
@@ -139,10 +139,14 @@ class Sandbox(ABC):
         self._engine = Engine(self)
         self._close_lock = anyio.Lock()
         self._processes: DurableProcesses | None = None
+        telemetry.sandbox_opened(provider)
 
     def __repr__(self) -> str:
         state = "closed" if self._engine.closed else "open"
         return f"<{type(self).__name__} {self.name!r} worktree={self.worktree!r} {state}>"
+
+    def _span_attributes(self) -> dict[str, str]:
+        return {"sandlot.sandbox.provider": self.provider, "sandlot.sandbox.name": self.name}
 
     @property
     def closed(self) -> bool:
@@ -299,10 +303,19 @@ class Sandbox(ABC):
             on_stderr=on_stderr,
             scrub=scrub,
         )
-        started = time.monotonic()
-        code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
-        result = build_result(spec.display, code, fired, out, err, started)
-        return result.check() if check else result
+        program = telemetry.command_attributes(spec.argv, spec.display)
+        with telemetry.span("sandlot.exec", {**self._span_attributes(), **program}) as current:
+            telemetry.inject_traceparent(spec.env)
+            started = time.monotonic()
+            code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
+            result = build_result(spec.display, code, fired, out, err, started)
+            telemetry.set_attributes(current, {"process.exit.code": code,
+                                               "sandlot.exec.timed_out": fired is not None})
+            if fired is not None:
+                telemetry.set_attributes(current, {"error.type": "timeout"})
+            telemetry.record_exec(result.duration, {"sandlot.sandbox.provider": self.provider,
+                                                    **program})
+            return result.check() if check else result
 
     async def start(
         self,
@@ -335,7 +348,10 @@ class Sandbox(ABC):
             on_stderr=on_stderr,
             scrub=scrub,
         )
-        running = await self._engine.spawn(spec)
+        program = telemetry.command_attributes(spec.argv, spec.display)
+        with telemetry.span("sandlot.start", {**self._span_attributes(), **program}):
+            telemetry.inject_traceparent(spec.env)
+            running = await self._engine.spawn(spec)
         if silence is not None:
             silence.heard()
         return Process(
@@ -434,7 +450,9 @@ class Sandbox(ABC):
                 "(relative paths resolve against the current directory)"
             )
         dest = _shell.validate_sandbox_path(sandbox_path, "copy_in destination")
-        await self._copy_in(source, dest)
+        with telemetry.span("sandlot.copy_in", self._span_attributes()) as current:
+            await self._copy_in(source, dest)
+            self._copied(current, source, "in")
 
     async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
         """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).
@@ -443,7 +461,18 @@ class Sandbox(ABC):
         """
         self._ensure_open()
         source = _shell.validate_sandbox_path(sandbox_path, "copy_out source")
-        await self._copy_out(source, Path(host_path))
+        with telemetry.span("sandlot.copy_out", self._span_attributes()) as current:
+            await self._copy_out(source, Path(host_path))
+            self._copied(current, Path(host_path), "out")
+
+    def _copied(self, current: telemetry.Span | None, host: Path, direction: str) -> None:
+        """The files and bytes a copy moved, counted on the host side (only when recorded)."""
+        if current is None and not telemetry.measuring():
+            return
+        files, size = telemetry.tree_stats(host)
+        telemetry.set_attributes(current, {"sandlot.copy.files": files,
+                                           "sandlot.copy.bytes": size})
+        telemetry.bytes_copied(size, direction, self.provider)
 
     async def _copy_in(self, source: Path, dest: str) -> None:
         """Backend hook with validated arguments; the default is the staged tar stream."""
@@ -463,9 +492,15 @@ class Sandbox(ABC):
         async with self._close_lock:
             if self._engine.closed:
                 return
-            with anyio.CancelScope(shield=True):
-                await self._engine.shutdown(end_durable=self._close_ends_durable())
-                await self._close()
+            on_close = getattr(self, "on_close", None) or getattr(
+                getattr(self, "options", None), "on_close", None)
+            attributes = {**self._span_attributes(), "sandlot.on_close": str(on_close or "")}
+            with anyio.CancelScope(shield=True), telemetry.span("sandlot.close", attributes):
+                try:
+                    await self._engine.shutdown(end_durable=self._close_ends_durable())
+                    await self._close()
+                finally:
+                    telemetry.sandbox_closed(self.provider)
 
     async def __aenter__(self) -> Sandbox:
         return self

@@ -20,6 +20,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from .. import telemetry
 from ..errors import redact
 from ..secrets import Scrubber
 from ..tools import TOOLS, ErrorResult, Toolbox, ToolResult
@@ -88,13 +89,18 @@ def build_server(box: Toolbox, *, progress_interval: float = 1.0,
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
-        try:
-            result = await _with_progress(ctx, name, progress_interval,
-                                          lambda: box.call(name, params.arguments or {}),
-                                          box.scrubber)
-        except Exception as exc:  # a tool call must answer, whatever broke underneath
-            text = box.scrubber.text(redact(f"{name} failed: {type(exc).__name__}: {exc}"))
-            result = ErrorResult(tool=name, error=type(exc).__name__, text=text)
+        # OpenTelemetry's MCP conventions: `{method} {tool}`, the tool call inside it.
+        attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name}
+        with telemetry.span(f"tools/call {name}", attributes) as current:
+            try:
+                result = await _with_progress(ctx, name, progress_interval,
+                                              lambda: box.call(name, params.arguments or {}),
+                                              box.scrubber)
+            except Exception as exc:  # a tool call must answer, whatever broke underneath
+                text = box.scrubber.text(redact(f"{name} failed: {type(exc).__name__}: {exc}"))
+                result = ErrorResult(tool=name, error=type(exc).__name__, text=text)
+            if isinstance(result, ErrorResult):
+                telemetry.set_attributes(current, {"error.type": result.error})
         return types.CallToolResult(
             content=[types.TextContent(text=result.text)],
             structured_content=result.model_dump(mode="json"),

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .. import telemetry
 from ..config_errors import describe
 from ..errors import SandlotError, ToolError
 from ..sandbox import Sandbox
@@ -204,16 +205,23 @@ def _scrubbed(method: Callable[..., Awaitable[ToolResult]]
     """A tool method whose result and errors have the sandbox's secrets scrubbed: the one
     exit point of every tool, whether called through `call` or directly."""
 
+    name = method.__name__
+
     @functools.wraps(method)
     async def tool(self: Toolbox, *args: Any, **kwargs: Any) -> ToolResult:
-        try:
-            result = await method(self, *args, **kwargs)
-        except SandlotError as exc:
-            scrubber = self.scrubber
-            if scrubber:
-                exc.args = tuple(scrubber.value(list(exc.args)))
-            raise
-        return self.scrubber.value(result)
+        # OpenTelemetry's GenAI conventions for a tool call (`execute_tool {name}`).
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                      "sandlot.sandbox.name": self.sandbox.name}
+        with telemetry.span(f"execute_tool {name}", attributes) as current:
+            try:
+                result = await method(self, *args, **kwargs)
+            except SandlotError as exc:
+                scrubber = self.scrubber
+                if scrubber:
+                    exc.args = tuple(scrubber.value(list(exc.args)))
+                raise
+            telemetry.set_attributes(current, {"sandlot.tool.ok": result.ok})
+            return self.scrubber.value(result)
 
     return tool
 

@@ -76,8 +76,8 @@ PINNED: dict[str, list[str]] = {
         "ProcessRecordError", "ProcessState",
     ],
     "sandlot.secrets": [
-        "EnvValue", "GLOBAL", "Scrubber", "Secret", "SecretSet", "StreamScrubber", "check_name",
-        "marker", "reveal", "secret_from_spec", "secrets_from_specs",
+        "EnvText", "EnvValue", "GLOBAL", "Scrubber", "Secret", "SecretSet", "StreamScrubber",
+        "check_name", "marker", "reveal", "secret_from_spec", "secrets_from_specs",
     ],
     "sandlot.sync": [
         "SyncDurableProcess", "SyncDurableProcesses", "SyncProcess", "SyncSandbox", "session",

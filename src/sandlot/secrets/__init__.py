@@ -4,10 +4,11 @@ configuration (adr/0047)."""
 from .config import secret_from_spec, secrets_from_specs
 from .registry import GLOBAL, EnvValue, SecretSet, reveal
 from .scrub import Scrubber, StreamScrubber
-from .value import Secret, check_name, marker
+from .value import EnvText, Secret, check_name, marker
 
 __all__ = [
     "GLOBAL",
+    "EnvText",
     "EnvValue",
     "Scrubber",
     "Secret",

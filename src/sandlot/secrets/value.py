@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import hmac
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import (
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+)
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic_core import PydanticCustomError, core_schema
 
 from ..errors import ConfigurationError
 
@@ -131,3 +137,18 @@ def _validate(value: object) -> Secret:
     if isinstance(value, str):
         return Secret(value)
     raise ConfigurationError(f"expected a Secret or str, got {type(value).__name__}")
+
+
+def _env_text(value: object) -> str | Secret:
+    if isinstance(value, str | Secret):
+        return value
+    raise PydanticCustomError("string_type", "Input should be a valid string or a sandlot.Secret")
+
+
+#: An environment value in options models: a str, or a `Secret` (dumped as `[secret:NAME]`).
+EnvText = Annotated[
+    str | Secret,
+    PlainValidator(_env_text),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string"}),
+]

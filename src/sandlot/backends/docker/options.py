@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..._redacted import RedactedModel
-from ...secrets import Secret
+from ...secrets import EnvText, Secret
 
 if TYPE_CHECKING:
     from .provider import DockerProvider
@@ -75,7 +75,7 @@ class DockerOptions(RedactedModel):
     """Container name; default `sandlot-<8 hex>`."""
     workdir: str = "/workspace"
     """The sandbox's worktree inside the container (created if missing)."""
-    env: dict[str, str | Secret] = Field(default_factory=dict)
+    env: dict[str, EnvText] = Field(default_factory=dict)
     """Environment of the container (every command inherits it)."""
     mounts: list[DockerMount] = Field(default_factory=list)
     """Bind mounts: {source, target, read_only} or 'HOST:CONTAINER[:ro|rw]' (read-only default)."""

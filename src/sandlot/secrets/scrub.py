@@ -11,6 +11,7 @@ one byte), and emits exactly what scrubbing the whole stream at once would.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
@@ -62,12 +63,13 @@ class Scrubber:
             return data
         return self._bytes.sub(lambda m: self._bytes_marker[m.group(0)], data)
 
-    def value(self, obj: T) -> T:
-        """`obj` with every string in it scrubbed: str, bytes, lists, tuples, dicts (keys
-        too) and pydantic models (rebuilt without validation, same class)."""
+    def value(self, obj: T, *, data: bool = True) -> T:
+        """`obj` with every string in it scrubbed: str, bytes (unless `data=False`), lists,
+        tuples, dicts (keys too), dataclasses and pydantic models (rebuilt without
+        validation, same class)."""
         if self._text is None:
             return obj
-        return _walk(self, obj)  # type: ignore[no-any-return]
+        return _walk(self, obj, data)  # type: ignore[no-any-return]
 
     def stream(self) -> StreamScrubber:
         return StreamScrubber(self)
@@ -131,20 +133,24 @@ class StreamScrubber:
         return self.scrubber.data(held)
 
 
-def _walk(s: Scrubber, obj: Any) -> Any:
+def _walk(s: Scrubber, obj: Any, data: bool) -> Any:
     if isinstance(obj, str):
         return s.text(obj)
     if isinstance(obj, bytes):
-        return s.data(obj)
+        return s.data(obj) if data else obj
     if isinstance(obj, BaseModel):
-        fields = {name: _walk(s, getattr(obj, name)) for name in type(obj).model_fields}
+        fields = {name: _walk(s, getattr(obj, name), data) for name in type(obj).model_fields}
         return type(obj).model_construct(_fields_set=obj.model_fields_set, **fields)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: _walk(s, getattr(obj, f.name), data)
+                   for f in dataclasses.fields(obj) if f.init}
+        return dataclasses.replace(obj, **changes)
     if isinstance(obj, Mapping):
-        return {_walk(s, k): _walk(s, v) for k, v in obj.items()}
+        return {_walk(s, k, data): _walk(s, v, data) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_walk(s, item) for item in obj]
+        return [_walk(s, item, data) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(_walk(s, item) for item in obj)
+        return tuple(_walk(s, item, data) for item in obj)
     return obj
 
 

@@ -1,8 +1,9 @@
 """OpenTelemetry spans and metrics for what a sandbox does (adr/0048).
 
 Optional: `pip install 'sandlot[otel]'` brings `opentelemetry-api`; a program that configures a
-tracer (or meter) provider gets sandlot's spans (or metrics), one that does not pays one
-`isinstance` per instrumented call, and without the package nothing is imported.
+tracer (or meter) provider gets sandlot's spans (or metrics). sandlot never imports the API
+itself: until the program has (which configuring a provider takes), each instrumented call
+costs one `sys.modules` lookup; with it loaded and nothing configured, one `isinstance`.
 
 What is recorded, never more: names of things (provider, sandbox, tool, language), sizes,
 counts, exit codes and error types. Never a command's arguments, an environment value, a
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -23,38 +25,61 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Counter, Histogram, UpDownCounter
     from opentelemetry.trace import Span as Span
 
-try:
-    from opentelemetry import metrics as _metrics
-    from opentelemetry import propagate as _propagate
-    from opentelemetry import trace as _trace
-    from opentelemetry.metrics import NoOpMeterProvider as _NoOpMeterProvider
-    from opentelemetry.trace import NoOpTracerProvider as _NoOpTracerProvider
-    from opentelemetry.trace import ProxyTracerProvider as _ProxyTracerProvider
-    from opentelemetry.trace import StatusCode as _StatusCode
-except ImportError:  # the otel extra is not installed: every call below is a no-op
-    _trace = None  # type: ignore[assignment]
-
 #: The instrumentation scope of every span and instrument.
 SCOPE = "sandlot"
 
 Attributes = Mapping[str, str | bool | int | float]
 
 
+class _Api:
+    """The OpenTelemetry API, imported once a program has imported it itself."""
+
+    def __init__(self) -> None:
+        from opentelemetry import metrics, propagate, trace
+        from opentelemetry.metrics import NoOpMeterProvider
+        from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, StatusCode
+
+        self.trace = trace
+        self.metrics = metrics
+        self.propagate = propagate
+        self.off_tracers = (ProxyTracerProvider, NoOpTracerProvider)
+        self.off_meters = NoOpMeterProvider
+        self.error = StatusCode.ERROR
+
+
+_api: _Api | None = None
+
+
+def _loaded() -> _Api | None:
+    """The API, or None while no provider can have been configured. A program configures one
+    by importing `opentelemetry.trace` (or `.metrics`) itself, so until then sandlot imports
+    nothing: the check is one lookup in `sys.modules` (adr/0048)."""
+    global _api
+    if _api is None:
+        if "opentelemetry.trace" not in sys.modules and \
+                "opentelemetry.metrics" not in sys.modules:
+            return None
+        try:
+            _api = _Api()
+        except ImportError:
+            return None
+    return _api
+
+
 def tracing() -> bool:
-    """Whether spans go anywhere: the API is installed and a tracer provider configured."""
-    if _trace is None:
-        return False
-    provider = _trace.get_tracer_provider()
-    return not isinstance(provider, _ProxyTracerProvider | _NoOpTracerProvider)
+    """Whether spans go anywhere: the API is loaded and a tracer provider configured."""
+    api = _loaded()
+    return api is not None and not isinstance(api.trace.get_tracer_provider(), api.off_tracers)
 
 
 def measuring() -> bool:
     """Whether metrics go anywhere (a meter provider is configured)."""
-    if _trace is None:
+    api = _loaded()
+    if api is None:
         return False
-    provider = _metrics.get_meter_provider()
+    provider = api.metrics.get_meter_provider()
     # The global default is a proxy (a private class) until a real provider is set.
-    return not (isinstance(provider, _NoOpMeterProvider)
+    return not (isinstance(provider, api.off_meters)
                 or type(provider).__name__ == "_ProxyMeterProvider")
 
 
@@ -70,7 +95,8 @@ def span(name: str, attributes: Attributes | None = None) -> Iterator[Span | Non
     if not tracing():
         yield None
         return
-    tracer = _trace.get_tracer(SCOPE, __version__)
+    assert _api is not None
+    tracer = _api.trace.get_tracer(SCOPE, __version__)
     with tracer.start_as_current_span(name, attributes=dict(attributes or {}),
                                       record_exception=False,
                                       set_status_on_exception=False) as current:
@@ -78,7 +104,7 @@ def span(name: str, attributes: Attributes | None = None) -> Iterator[Span | Non
             yield current
         except BaseException as exc:
             current.set_attribute("error.type", error_type(exc))
-            current.set_status(_StatusCode.ERROR)
+            current.set_status(_api.error)
             raise
 
 
@@ -99,15 +125,17 @@ def inject_traceparent(env: MutableMapping[str, str]) -> None:
     `TRACESTATE`), so a traced program inside joins the trace. The caller's own win."""
     if not tracing():
         return
+    assert _api is not None
     carrier: dict[str, str] = {}
-    _propagate.inject(carrier)
+    _api.propagate.inject(carrier)
     for key, value in carrier.items():
         env.setdefault(key.upper(), value)
 
 
 class _Instruments:
     def __init__(self) -> None:
-        meter = _metrics.get_meter(SCOPE, __version__)
+        assert _api is not None
+        meter = _api.metrics.get_meter(SCOPE, __version__)
         self.exec_duration: Histogram = meter.create_histogram(
             "sandlot.exec.duration", unit="s",
             description="How long a command run to completion took")
@@ -124,7 +152,8 @@ _instruments: dict[int, _Instruments] = {}
 def _meters() -> _Instruments | None:
     if not measuring():
         return None
-    key = id(_metrics.get_meter_provider())
+    assert _api is not None
+    key = id(_api.metrics.get_meter_provider())
     if key not in _instruments:
         _instruments[key] = _Instruments()
     return _instruments[key]

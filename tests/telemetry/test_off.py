@@ -20,7 +20,7 @@ async def main():
     async with sandlot.local().session() as sandbox:
         result = await sandbox.exec('printf %s "${{TRACEPARENT:-none}}"')
     print(result.stdout, telemetry.tracing(), telemetry.measuring(),
-          "opentelemetry.sdk" in sys.modules)
+          "opentelemetry.sdk" in sys.modules, sys.modules.get("opentelemetry") is not None)
 
 anyio.run(main)
 """
@@ -36,8 +36,13 @@ def run(block: str) -> str:
 
 def test_without_the_package() -> None:
     # A None entry makes every `import opentelemetry...` fail, as if it were not installed.
-    assert run("sys.modules['opentelemetry'] = None") == "none False False False"
+    assert run("sys.modules['opentelemetry'] = None") == "none False False False False"
 
 
-def test_installed_but_not_configured() -> None:
-    assert run("import opentelemetry.trace") == "none False False False"
+def test_installed_but_never_imported_by_the_program() -> None:
+    # sandlot itself never imports the API: no provider can be configured without it.
+    assert run("") == "none False False False False"
+
+
+def test_imported_but_not_configured() -> None:
+    assert run("import opentelemetry.trace") == "none False False False True"

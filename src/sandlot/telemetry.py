@@ -17,7 +17,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
@@ -68,8 +68,24 @@ def _loaded() -> _Api | None:
 
 def tracing() -> bool:
     """Whether spans go anywhere: the API is loaded and a tracer provider configured."""
+    return _tracer() is not None
+
+
+#: The last provider's tracer: an SDK's get_tracer builds a new one per call (costly).
+_cached: tuple[object, Any] | None = None
+
+
+def _tracer() -> Any:
+    global _cached
     api = _loaded()
-    return api is not None and not isinstance(api.trace.get_tracer_provider(), api.off_tracers)
+    if api is None:
+        return None
+    provider = api.trace.get_tracer_provider()
+    if isinstance(provider, api.off_tracers):
+        return None
+    if _cached is None or _cached[0] is not provider:
+        _cached = (provider, provider.get_tracer(SCOPE, __version__))
+    return _cached[1]
 
 
 def measuring() -> bool:
@@ -92,11 +108,11 @@ def error_type(exc: BaseException) -> str:
 def span(name: str, attributes: Attributes | None = None) -> Iterator[Span | None]:
     """A span around the block (None when tracing is off). An exception sets `error.type` and
     the error status, and is not recorded (its message may quote a command's output)."""
-    if not tracing():
+    tracer = _tracer()
+    if tracer is None:
         yield None
         return
     assert _api is not None
-    tracer = _api.trace.get_tracer(SCOPE, __version__)
     with tracer.start_as_current_span(name, attributes=dict(attributes or {}),
                                       record_exception=False,
                                       set_status_on_exception=False) as current:

@@ -21,6 +21,7 @@ from .models import (
     WriteArgs,
 )
 from .verify_tools import RunScriptArgs, VerifyArgs
+from .watch_tools import WatchProcessArgs, WatchProcessEventsArgs
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,13 @@ TOOLS: dict[str, ToolSpec] = {
                  "results.", VerifyArgs, True),
         ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
                  "package manager.", RunScriptArgs, True),
+        ToolSpec("watch_process", "Start a command in the background and watch it for crash "
+                 "lines (panics, tracebacks, unhandled errors, segfaults, OOM kills, and your "
+                 "own patterns) and silence (idle_kill), or attach to one by process_id. It "
+                 "survives a dropped connection.", WatchProcessArgs, True),
+        ToolSpec("watch_process_events", "What a watched process did since a cursor: lines "
+                 "that matched a pattern, then how it ended (exit code, idle kill). Returns "
+                 "the cursor to pass next time.", WatchProcessEventsArgs, True),
         ToolSpec("secret_env", "List the names of the secrets configured for this sandbox. "
                  "Pass them as secrets=[...] to bash or a verify tool; you never see their "
                  "values.", SecretEnvArgs, True),

@@ -23,11 +23,13 @@ from pydantic import BaseModel, ValidationError
 from .. import telemetry
 from ..config_errors import describe
 from ..errors import SandlotError, ToolError
+from ..feedback.checks import DEFAULT_BUDGET, validate_budget
 from ..sandbox import Sandbox
 from ..secrets import EnvValue, Secret, check_name
 from ..workspaces import WorkspaceSet
 from .base import DEFAULT_EXCLUDES as DEFAULT_EXCLUDES
 from .base import ReadTracker as ReadTracker
+from .feedback_step import FeedbackStep
 from .file_tools import SEARCH_BYTES as SEARCH_BYTES
 from .file_tools import FileTools
 from .models import ErrorResult, ToolResult
@@ -38,11 +40,12 @@ from .safe_mode import Containment
 from .shell_tools import ShellTools
 from .shells import ShellRegistry
 from .verify_calls import VerifyTools
+from .watch_calls import WatchTools
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class Toolbox(FileTools, VerifyTools, ShellTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -52,7 +55,9 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
     `workspaces` is a `WorkspaceSet`, its operator form, a `{name: root}` mapping, or None
     (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob and grep
     only. `use_ripgrep=False` forces the portable search path even where rg is installed.
-    `env` is added to every command the tools run (values may be `Secret`s). `secrets` are
+    `env` is added to every command the tools run (values may be `Secret`s). After each write
+    and edit the changed file's format and lint checks run within `feedback_budget` seconds
+    (`feedback=False` turns that off; a call's own `feedback` argument wins). `secrets` are
     named secrets an agent may put in a command's environment by name only (`bash(...,
     secrets=["NPM_TOKEN"])`); the `secret_env` tool lists the names. Every result and error
     this toolbox returns has every secret the sandbox was given replaced by `[secret:NAME]`.
@@ -77,6 +82,8 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         max_results: int = 500,
         bash_output_bytes: int = 30_000,
         edit_bytes: int = 16 << 20,
+        feedback: bool = True,
+        feedback_budget: float = DEFAULT_BUDGET,
     ) -> None:
         for name in exclude_dirs:
             if not name or "/" in name or name in (".", ".."):
@@ -104,6 +111,10 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         self.max_results = max_results
         self.bash_output_bytes = bash_output_bytes
         self.edit_bytes = edit_bytes
+        self.feedback = feedback
+        self.feedback_budget = validate_budget(feedback_budget)
+        #: Tools already said to be missing (each is said once per toolbox).
+        self._feedback_said = set()
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
         #: Called with each output line of a foreground bash or run_code while it runs (the

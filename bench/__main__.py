@@ -36,6 +36,7 @@ SUITES: dict[str, str] = {
     "deepagents": "bench.deepagents_bench",
     "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
+    "observability": "bench.observability_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -263,6 +263,7 @@ class DockerSandbox(Sandbox):
         self.cli = cli
         self.container_id = container_id
         self.options = options
+        self.secrets.add_env(options.env)
         self._session_helper = options.session_helper
         self.on_close: OnClose = on_close
         self._root: bool | None = None  # whether commands run as root (asked once)

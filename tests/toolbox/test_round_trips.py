@@ -35,18 +35,24 @@ async def count_spawns(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]) -> 
 async def test_round_trips_per_tool_without_the_session_helper(
     sandbox: Sandbox, box: Toolbox
 ) -> None:
-    sandbox._session_helper = False
+    was, sandbox._session_helper = sandbox._session_helper, False
     try:
         await check_round_trips(sandbox, box, one_per_call=True)
     finally:
-        del sandbox._session_helper  # back to the class's default
+        sandbox._session_helper = was
 
 
 async def test_file_tools_start_nothing_once_the_session_helper_runs(
     sandbox: Sandbox, box: Toolbox
 ) -> None:
-    await box.read("main.go", workspace="primary")  # starts the helper (if not yet running)
-    await check_round_trips(sandbox, box, one_per_call=False)
+    was, sandbox._session_helper = sandbox._session_helper, True
+    try:
+        await box.read("main.go", workspace="primary")  # starts the helper (if not running)
+        # Without python3 (the busybox image) there is no helper: one command per call.
+        no_python = await box.containment() == "path"
+        await check_round_trips(sandbox, box, one_per_call=no_python)
+    finally:
+        sandbox._session_helper = was
 
 
 async def check_round_trips(sandbox: Sandbox, box: Toolbox, *, one_per_call: bool) -> None:

@@ -180,18 +180,35 @@ class Session:
     ) -> dict[str, Any] | None:
         """One request to its RESULT (None when `timeout` ended it first: it is cancelled)."""
         call = await self.open(op, args)
+
+        async def feed(source: bytes | AsyncIterable[bytes]) -> None:
+            try:
+                if isinstance(source, bytes):
+                    await call.send(source)
+                else:
+                    async for chunk in source:
+                        await call.send(chunk)
+                await call.end_input()
+            except HelperLost:
+                pass  # the output side raises it (it ends the call either way)
+
         try:
             with anyio.move_on_after(math.inf if timeout is None else timeout):
-                if stdin is not None:
-                    if isinstance(stdin, bytes):
-                        await call.send(stdin)
-                    else:
-                        async for chunk in stdin:
-                            await call.send(chunk)
-                    await call.end_input()
-                async for channel, data in call:
-                    if on_data is not None:
-                        await on_data(channel, data)
+                # Input and output at once: a helper lost while the input still comes (a
+                # stream that waits) is noticed on the output side, and ends the feeding.
+                failed: Exception | None = None
+                async with anyio.create_task_group() as group:
+                    if stdin is not None:
+                        group.start_soon(feed, stdin)
+                    try:
+                        async for channel, data in call:
+                            if on_data is not None:
+                                await on_data(channel, data)
+                    except Exception as exc:  # raised below, not as an exception group
+                        failed = exc
+                    group.cancel_scope.cancel()
+                if failed is not None:
+                    raise failed
             return call.result
         finally:
             await call.aclose()

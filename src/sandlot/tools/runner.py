@@ -109,7 +109,7 @@ async def run_in_session(
     runs the one-command path. A lost call whose input was a stream fails with ToolError."""
     engine = engine_of(sandbox)
     engine.ensure_open()
-    if not sandbox._session_helper:
+    if not engine.session_helper:
         return None
     session = session_for(engine, _shell.validate_env(env))
     out = HeadCapture(limit)

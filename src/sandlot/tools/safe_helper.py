@@ -416,25 +416,36 @@ class Bounded:
             self.left -= len(data)
 
 
+#: Patterns found valid (the session helper checks each once; a one-shot run, once anyway).
+CHECKED: set[tuple[str, ...]] = set()
+
+
 def check_pattern(engine: str, rg_pat: str, ere: str, flags: list[str]) -> None:
     argv = (["rg", "--no-config", *flags, "-e", rg_pat] if engine == "rg"
             else ["grep", "-E", *flags, "-e", ere])
+    if tuple(argv) in CHECKED:
+        return
     done = run_tool(argv, input=b"\n", capture_output=True, check=False)
     if done.returncode == 2:
         raise Fail(BAD_PATTERN, done.stderr.decode("utf-8", "replace").strip())
+    if len(CHECKED) > 1024:
+        CHECKED.clear()
+    CHECKED.add(tuple(argv))
 
 
-def names_below(top: int, selector: str, excludes: set[str]) -> list[bytes]:
+def names_below(top: int, selector: str, excludes: set[str],
+                regular_only: bool = False) -> list[bytes]:
     """Every file name below the directory TOP, as "./..." (symlinks to directories are not
     entered, an excluded name is pruned; symlinks to directories are not entered, an
     excluded name is pruned), sorted by bytes, as the sh script lists them. Names are only
     collected here: each file is opened later by open_below, so a tree of any size never
     holds more than a batch open."""
     found: list[bytes] = []
-    for folder, dirs, files, _ in os.fwalk(b".", follow_symlinks=False, dir_fd=top):
+    for folder, dirs, files, folder_fd in os.fwalk(b".", follow_symlinks=False, dir_fd=top):
         dirs[:] = [d for d in dirs if os.fsdecode(d) not in excludes]
         found.extend(os.path.join(folder, name) for name in files
-                     if os.fsdecode(name) not in excludes)
+                     if os.fsdecode(name) not in excludes
+                     and (not regular_only or is_regular(folder_fd, name)))
     if selector and found:
         # The same grep -E as the sh script's select0, so the glob's ERE means the same.
         chosen = run_tool(["grep", "-z", "-E", "-e", "^\\./" + selector[1:]],
@@ -443,6 +454,14 @@ def names_below(top: int, selector: str, excludes: set[str]) -> list[bytes]:
         found = [name for name in chosen.stdout.split(b"\0") if name]
     found.sort()
     return found
+
+
+def is_regular(dir_fd: int, name: bytes) -> bool:
+    """Whether NAME in DIR_FD is a regular file (not followed: find's -type f)."""
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def open_below(top: int, rel: bytes) -> int | None:
@@ -535,11 +554,17 @@ def open_directory(walk: Walk, target: str) -> int:
 
 
 def op_glob(walk: Walk, target: str, ere: str, limit: str, use_rg: str, excludes: str) -> None:
-    """glob: the listing script, run in the directory entered race-free."""
+    """glob: the regular files below the directory entered race-free, as the sh script lists
+    them (its `list0 | select0 | sort -z | head -c`: hidden files included, excluded names
+    pruned, symlinks neither listed nor entered, the ERE applied by the same grep -z), listed
+    by names_below instead of a shell pipeline."""
+    engine = "rg" if use_rg == "1" and which("rg") else "find"
     fd = open_directory(walk, target)
     try:
-        exec_in(fd, ["sh", "-c", script(), "sandlot-glob", ".", ".", ere, limit, use_rg,
-                     excludes])
+        sink = Bounded(int(limit))
+        sink.write(b"\x1eengine %s\x00" % engine.encode())
+        for name in names_below(fd, ere, set(excludes.split("/")) - {""}, regular_only=True):
+            sink.write(name + b"\x00")
     finally:
         os.close(fd)
 

@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import TypeVar
 
 import anyio
 import anyio.abc
@@ -28,7 +28,7 @@ from ... import _run_marks, _shell
 from ..._host_io import feed_stdin, stop_feeding
 from ..._shared_call import SharedCall
 from ...errors import CleanupError, ProviderError, SandboxGoneError, SandboxPausedError
-from ...sandbox import SWEEP_TIMEOUT, RunningCommand, Sandbox, SpawnSpec
+from ...sandbox import SWEEP_TIMEOUT, InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from . import helper
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions, OnClose
@@ -263,13 +263,12 @@ class DockerSandbox(Sandbox):
         self.cli = cli
         self.container_id = container_id
         self.options = options
+        self._session_helper = options.session_helper
         self.on_close: OnClose = on_close
         self._root: bool | None = None  # whether commands run as root (asked once)
         #: The container's state, one `docker inspect` shared by every command that asks.
         self._state = SharedCall(self._inspect_state)
         self._paused_since: float | None = None
-        # Off for the file tools too when the provider says so (adr/0042, adr/0043).
-        self._session_helper = options.session_helper
 
     def _exec_argv(
         self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,
@@ -314,27 +313,22 @@ class DockerSandbox(Sandbox):
         )
         return DockerCommand(self, proc, spec)
 
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
+    async def _interactive(self, spec: InteractiveSpec) -> int:
         from ..._host_io import run_piped as _run_piped
         from ..._host_io import run_with_pty as _run_with_pty
 
         cmd, client_env = self._exec_argv(
-            argv, cwd=cwd, env=env, sudo=False, interactive=True, tty=tty, announce=False
+            spec.argv, cwd=spec.cwd, env=spec.env, sudo=False, interactive=True, tty=spec.tty,
+            announce=False,
         )
-        if tty:
+        if spec.tty:
             # `docker exec -t` insists on a terminal as its stdin: give it a local PTY.
-            return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
-        return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
+            return await asyncio.to_thread(
+                _run_with_pty, cmd, client_env, spec.stdin, spec.stdout
+            )
+        return await asyncio.to_thread(
+            _run_piped, cmd, client_env, spec.stdin, spec.stdout, spec.stderr
+        )
 
     async def _forward_connection(
         self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int

@@ -55,6 +55,7 @@ from ._engine import SpawnSpec as SpawnSpec
 from ._engine import StdinSource as StdinSource
 from .errors import ConfigurationError, HostPathNotFoundError
 from .forward import ForwardAddress
+from .fswatch import FileWatch
 from .output import OutputCapture
 from .processes import DurableProcesses
 
@@ -199,6 +200,17 @@ class Sandbox(ABC):
         )
         return spec, out, err, silence
 
+    def watch(self, path: str = ".", *, recursive: bool = True, queue_size: int = 10_000,
+              poll_interval: float = 0.5, force_poll: bool = False) -> FileWatch:
+        """Changes under `path` (relative to the worktree, or absolute) as `FileEvent`s:
+        `async for event in sandbox.watch("src")`, or `async with sandbox.watch(p) as w`
+        to know the watches are set before changing anything. inotify inside the sandbox
+        where it can, else polling every `poll_interval` s (`event.source` says which); at
+        most `queue_size` events wait for the consumer, then an `overflow` event says how many
+        were lost. It ends with its block, its `aclose()`, or this sandbox (adr/0052)."""
+        return FileWatch(self, path, recursive=recursive, queue_size=queue_size,
+                         poll_interval=poll_interval, force_poll=force_poll)
+
     @property
     def processes(self) -> DurableProcesses:
         """Durable processes: detached commands any program attached to this sandbox can
@@ -237,9 +249,9 @@ class Sandbox(ABC):
 
     async def _sweep(self, mark: str) -> None:
         """Backend hook: kill every process in the sandbox whose environment holds `mark`
-        (`_run_marks.grep_pattern`). The default runs the sweep script as a command."""
+        (`_run_marks.grep_pattern`). The default runs `_run_marks.sweep_argv` as a command."""
         spec = SpawnSpec(
-            argv=["sh", "-c", _run_marks.SWEEP_SCRIPT, "sh", _run_marks.grep_pattern(mark)],
+            argv=_run_marks.sweep_argv(mark),
             cwd="/",
             env={},
             sudo=False,

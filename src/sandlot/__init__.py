@@ -36,6 +36,7 @@ from .errors import (
     ConfigurationError,
     ConnectionLostError,
     EditMatchError,
+    ForeignSnapshotError,
     ForwardRelayMissingError,
     GitDestinationError,
     GitError,
@@ -80,6 +81,12 @@ from .errors import (
     ServerTimeoutError,
     ServerUnavailableError,
     ServerUnreachableError,
+    SnapshotBusyError,
+    SnapshotDiffTooLargeError,
+    SnapshotDiskFullError,
+    SnapshotError,
+    SnapshotNotFoundError,
+    SnapshotToolsMissingError,
     SourceChangedError,
     SSHConnectError,
     ToolError,
@@ -95,6 +102,7 @@ from .errors import (
 )
 from .provider import IsolatedSandboxProvider
 from .sandbox import ExecResult, Process, Sandbox
+from .snapshots import Snapshot, SnapshotChange, SnapshotDiff
 
 __all__ = [
     "AmbiguousLanguageError",
@@ -123,6 +131,7 @@ __all__ = [
     "DockerProvider",
     "EditMatchError",
     "ExecResult",
+    "ForeignSnapshotError",
     "ForwardRelayMissingError",
     "GitDestinationError",
     "GitError",
@@ -174,6 +183,15 @@ __all__ = [
     "ServerTimeoutError",
     "ServerUnavailableError",
     "ServerUnreachableError",
+    "Snapshot",
+    "SnapshotBusyError",
+    "SnapshotChange",
+    "SnapshotDiff",
+    "SnapshotDiffTooLargeError",
+    "SnapshotDiskFullError",
+    "SnapshotError",
+    "SnapshotNotFoundError",
+    "SnapshotToolsMissingError",
     "SourceChangedError",
     "ToolError",
     "ToolNotFoundError",

@@ -56,6 +56,8 @@ from .errors import ConfigurationError, HostPathNotFoundError
 from .forward import ForwardAddress
 from .output import OutputCapture
 from .processes import DurableProcesses
+from .snapshots import store as _snapshots
+from .snapshots.models import Snapshot, SnapshotDiff
 
 
 class Process:
@@ -434,6 +436,50 @@ class Sandbox(ABC):
     async def _copy_out(self, source: str, host: Path) -> None:
         """Backend hook with validated arguments; the default is the staged tar stream."""
         await transfer.copy_out(self._engine, source, host)
+
+    # ---- snapshots --------------------------------------------------------------------------
+
+    async def snapshot(
+        self,
+        label: str | None = None,
+        paths: Sequence[str] | None = None,
+        *,
+        include_ignored: bool = False,
+        exclude: Sequence[str] = (),
+    ) -> Snapshot:
+        """Record the state of the worktree (or of the directories `paths`) and return it.
+
+        Contents, the executable bit, symlinks and empty directories are kept; names may hold
+        any byte. The user's git repository, index, branches and stash are never touched: the
+        snapshot lives in sandlot's own store under `<worktree>/.sandlot/` (adr/0046). Files
+        the tree's .gitignore files ignore (build output) are left out unless
+        `include_ignored`; `exclude` leaves out more (git glob patterns relative to each root,
+        e.g. `"data/**"`). Needs sh and git in the sandbox (else SnapshotToolsMissingError).
+        """
+        return await _snapshots.take(self, label, paths, include_ignored=include_ignored,
+                                     exclude=exclude)
+
+    async def snapshots(self) -> list[Snapshot]:
+        """Every snapshot of this sandbox, oldest first (id, label, created, size, files)."""
+        return await _snapshots.list_all(self)
+
+    async def restore(self, snapshot: Snapshot | str, *, force: bool = False) -> None:
+        """Put the snapshot's tree back exactly: contents, executable bits, symlinks, empty
+        directories; files and directories made since are removed. Ignored and excluded files
+        are left as they are.
+
+        Refuses (SnapshotBusyError) while a process still works there: a command started
+        through this object still running, or a process whose working directory is in the tree
+        or that has a file there open for writing. `force=True` restores anyway.
+        """
+        await _snapshots.restore(self, snapshot, force=force)
+
+    async def snapshot_diff(
+        self, snapshot: Snapshot | str, *, max_bytes: int = _snapshots.DIFF_LIMIT
+    ) -> SnapshotDiff:
+        """The tree now against `snapshot`: the changed paths and a binary-safe git patch
+        (snapshot -> now). A patch over `max_bytes` is a SnapshotDiffTooLargeError."""
+        return await _snapshots.diff(self, snapshot, max_bytes=max_bytes)
 
     # ---- lifecycle --------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ PINNED: dict[str, list[str]] = {
         "CoderCLINotFoundError", "CoderCreateOptions", "CoderNotLoggedInError",
         "CoderUnreachableError", "CoderWorkspaceNotFoundError", "CommandError", "CommandFailed",
         "CommandTimedOut", "ConfigurationError", "ConnectionLostError", "DockerMount",
-        "DockerOptions", "DockerProvider", "EditMatchError", "ExecResult",
+        "DockerOptions", "DockerProvider", "EditMatchError", "ExecResult", "ForeignSnapshotError",
         "ForwardRelayMissingError", "GitDestinationError", "GitError", "GitNotFoundError",
         "GitRefNotFoundError", "GitStepTimeoutError", "HostPathNotFoundError", "ImageNotFoundError",
         "InvalidBranchNameError", "InvalidEnvError", "InvalidPathError", "InvalidTokenError",
@@ -42,7 +42,10 @@ PINNED: dict[str, list[str]] = {
         "SandboxPausedError", "SandboxRepositoryError", "SandboxStartError", "SandlotError",
         "ServerAuthError", "ServerBusyError", "ServerInstallError", "ServerRateLimitedError",
         "ServerRejectedError", "ServerRequestError", "ServerTimeoutError", "ServerUnavailableError",
-        "ServerUnreachableError", "SourceChangedError", "ToolError", "ToolNotFoundError",
+        "ServerUnreachableError", "Snapshot", "SnapshotBusyError", "SnapshotChange",
+        "SnapshotDiff", "SnapshotDiffTooLargeError", "SnapshotDiskFullError", "SnapshotError",
+        "SnapshotNotFoundError", "SnapshotToolsMissingError", "SourceChangedError", "ToolError",
+        "ToolNotFoundError",
         "TransferError", "UnknownLanguageError", "UnknownModeError", "UnknownScriptError",
         "VerifyError", "VerifyToolFailedError", "VerifyToolMissingError", "WorkspaceError",
         "__version__", "coder", "docker", "fanout", "git", "local", "parse_config",
@@ -54,6 +57,7 @@ PINNED: dict[str, list[str]] = {
     "sandlot.backends.docker": [
         "DockerMount", "DockerOptions", "DockerProvider", "DockerSandbox", "docker",
     ],
+    "sandlot.snapshots": ["DIFF_LIMIT", "Snapshot", "SnapshotChange", "SnapshotDiff"],
     "sandlot.fanout": [
         "DEFAULT_MAX_PARALLEL", "FanoutEvent", "FanoutReport", "Job", "SandboxOutcome", "Slot",
         "Stage", "Timings", "run",

@@ -132,7 +132,10 @@ need_store
 i=0 total=$(count)
 while [ "$i" -lt "$total" ]; do
   enter "$i" || exit 1
-  git add -A $addf -- "$@" || exit 1
+  # Files made since enter the index as intents to add (nothing hashed or written: a restore
+  # works on a full disk), so read-tree removes them; files changed or deleted since are
+  # rewritten because their stat no longer matches the index.
+  git ls-files -z -o $std -- "$@" | xargs -0 -r git add -N $addf -- || exit 1
   git read-tree --reset -u "$commit:r$i" || exit 1
   git ls-files -z -o --directory $std -- "$@" |
     xargs -0 -r sh -c 'for d; do find "./$d" -depth -type d -empty -exec rmdir -- {} \; ; done' sh

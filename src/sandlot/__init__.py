@@ -37,6 +37,8 @@ from .errors import (
     ConnectionLostError,
     EditMatchError,
     ForeignSnapshotError,
+    ForkError,
+    ForkSourceClosedError,
     ForwardRelayMissingError,
     GitDestinationError,
     GitError,
@@ -100,6 +102,7 @@ from .errors import (
     VerifyToolMissingError,
     WorkspaceError,
 )
+from .forks import fork
 from .provider import IsolatedSandboxProvider
 from .sandbox import ExecResult, Process, Sandbox
 from .snapshots import Snapshot, SnapshotChange, SnapshotDiff
@@ -132,6 +135,8 @@ __all__ = [
     "EditMatchError",
     "ExecResult",
     "ForeignSnapshotError",
+    "ForkError",
+    "ForkSourceClosedError",
     "ForwardRelayMissingError",
     "GitDestinationError",
     "GitError",
@@ -207,6 +212,7 @@ __all__ = [
     "coder",
     "docker",
     "fanout",
+    "fork",
     "git",
     "local",
     "parse_config",

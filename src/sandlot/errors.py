@@ -91,6 +91,8 @@ and `sandlot.__all__` together:
         SnapshotBusyError
         SnapshotDiskFullError
         SnapshotDiffTooLargeError
+      ForkError
+        ForkSourceClosedError  (also SandboxClosed)
 """
 
 from __future__ import annotations
@@ -712,3 +714,14 @@ class SnapshotDiskFullError(SnapshotError):
 
 class SnapshotDiffTooLargeError(SnapshotError):
     """The patch is larger than the limit asked for: pass a larger `max_bytes`, or `paths`."""
+
+
+# --- Fork (sandlot.fork). ---
+
+
+class ForkError(SandlotError):
+    """Forks could not be made; every fork already made was closed again."""
+
+
+class ForkSourceClosedError(ForkError, SandboxClosed):
+    """The sandbox to fork is closed (before or during the fork): fork an open one."""

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -58,6 +59,8 @@ from .output import OutputCapture
 from .processes import DurableProcesses
 from .snapshots import store as _snapshots
 from .snapshots.models import Snapshot, SnapshotDiff
+
+_log = logging.getLogger("sandlot")
 
 
 class Process:
@@ -140,6 +143,9 @@ class Sandbox(ABC):
         self._engine = Engine(self)
         self._close_lock = anyio.Lock()
         self._processes: DurableProcesses | None = None
+        #: Run once after the backend's close (a fork releasing its shared image, say); a
+        #: failure is logged, not raised: the sandbox itself is closed by then.
+        self._after_close: list[Callable[[], Awaitable[None]]] = []
 
     def __repr__(self) -> str:
         state = "closed" if self._engine.closed else "open"
@@ -493,7 +499,14 @@ class Sandbox(ABC):
                 return
             with anyio.CancelScope(shield=True):
                 await self._engine.shutdown(end_durable=self._close_ends_durable())
-                await self._close()
+                try:
+                    await self._close()
+                finally:
+                    for callback in self._after_close:
+                        try:
+                            await callback()
+                        except Exception as exc:
+                            _log.warning("sandbox %s: after close: %s", self.name, exc)
 
     async def __aenter__(self) -> Sandbox:
         return self

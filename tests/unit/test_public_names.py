@@ -29,7 +29,8 @@ PINNED: dict[str, list[str]] = {
         "CoderUnreachableError", "CoderWorkspaceNotFoundError", "CommandError", "CommandFailed",
         "CommandTimedOut", "ConfigurationError", "ConnectionLostError", "DockerMount",
         "DockerOptions", "DockerProvider", "EditMatchError", "ExecResult", "ForeignSnapshotError",
-        "ForwardRelayMissingError", "GitDestinationError", "GitError", "GitNotFoundError",
+        "ForkError", "ForkSourceClosedError", "ForwardRelayMissingError", "GitDestinationError",
+        "GitError", "GitNotFoundError",
         "GitRefNotFoundError", "GitStepTimeoutError", "HostPathNotFoundError", "ImageNotFoundError",
         "InvalidBranchNameError", "InvalidEnvError", "InvalidPathError", "InvalidTokenError",
         "IsolatedSandboxProvider", "LanguageNotDetectedError", "LinterNotInstalledError",
@@ -48,7 +49,7 @@ PINNED: dict[str, list[str]] = {
         "ToolNotFoundError",
         "TransferError", "UnknownLanguageError", "UnknownModeError", "UnknownScriptError",
         "VerifyError", "VerifyToolFailedError", "VerifyToolMissingError", "WorkspaceError",
-        "__version__", "coder", "docker", "fanout", "git", "local", "parse_config",
+        "__version__", "coder", "docker", "fanout", "fork", "git", "local", "parse_config",
         "provider_from_config", "provider_from_env",
     ],
     "sandlot.backends.coder": [

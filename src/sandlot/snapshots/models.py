@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,8 @@ class Snapshot:
     commit: str
     include_ignored: bool = False
     exclude: tuple[str, ...] = ()
+    #: The sandbox object that took or listed it, for `sandlot.fork(snapshot)`.
+    taken_in: Sandbox | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

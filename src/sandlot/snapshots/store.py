@@ -192,7 +192,7 @@ async def take(
     return Snapshot(id=snap_id, label=label, created=created, size=int(fields[3]),
                     files=int(fields[2]), roots=roots, sandbox=sandbox.name,
                     provider=sandbox.provider, store=fields[0], commit=fields[1],
-                    include_ignored=bool(include_ignored), exclude=patterns)
+                    include_ignored=bool(include_ignored), exclude=patterns, taken_in=sandbox)
 
 
 # ---- list ----------------------------------------------------------------------------------
@@ -238,6 +238,7 @@ def _parse_list(sandbox: Sandbox, out: str) -> list[Snapshot]:
             files=int(parts[4]), roots=tuple(meta["roots"]), sandbox=sandbox.name,
             provider=sandbox.provider, store=store, commit=parts[1],
             include_ignored=meta["include_ignored"], exclude=tuple(meta["exclude"]),
+            taken_in=sandbox,
         ))
     return found
 
@@ -349,6 +350,12 @@ async def restore(sandbox: Sandbox, snapshot: Snapshot | str, *, force: bool = F
                 "process) or pass force=True to restore anyway",
                 holders=busy,
             ).hinted(FORCE)
+    await restore_unchecked(sandbox, snap)
+
+
+async def restore_unchecked(sandbox: Sandbox, snap: Snapshot) -> None:
+    """The restore itself, without the ownership and busy checks (a fork restores the
+    snapshot it was copied with, under its own name and worktree)."""
     result = await _run(sandbox, scripts.RESTORE, snap.roots, snap.include_ignored,
                         snap.exclude, snap.commit, snap.store, snap.id)
     if result.exit_code != 0:

@@ -93,6 +93,7 @@ and `sandlot.__all__` together:
         SnapshotDiffTooLargeError
       ForkError
         ForkSourceClosedError  (also SandboxClosed)
+      NotSupportedError
 """
 
 from __future__ import annotations
@@ -725,3 +726,8 @@ class ForkError(SandlotError):
 
 class ForkSourceClosedError(ForkError, SandboxClosed):
     """The sandbox to fork is closed (before or during the fork): fork an open one."""
+
+
+class NotSupportedError(SandlotError):
+    """This backend cannot do what was asked (pause a local sandbox, say); the message says
+    which backend can."""

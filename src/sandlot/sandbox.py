@@ -53,7 +53,12 @@ from ._engine import LineCallback as LineCallback
 from ._engine import RunningCommand as RunningCommand
 from ._engine import SpawnSpec as SpawnSpec
 from ._engine import StdinSource as StdinSource
-from .errors import ConfigurationError, HostPathNotFoundError
+from .errors import (
+    ConfigurationError,
+    HostPathNotFoundError,
+    NotSupportedError,
+    SandboxPausedError,
+)
 from .forward import ForwardAddress
 from .output import OutputCapture
 from .processes import DurableProcesses
@@ -133,6 +138,8 @@ class Sandbox(ABC):
     #: Whether ending a command searches for its marked processes before the backend's own
     #: group kill (see _MarkedCommand.kill).
     _sweep_before_kill = False
+    #: Whether close() resumes a paused sandbox first (so its processes end as usual).
+    _resume_before_close = False
 
     def __init__(self, *, provider: str, worktree: str, name: str) -> None:
         self.provider = provider
@@ -146,6 +153,7 @@ class Sandbox(ABC):
         #: Run once after the backend's close (a fork releasing its shared image, say); a
         #: failure is logged, not raised: the sandbox itself is closed by then.
         self._after_close: list[Callable[[], Awaitable[None]]] = []
+        self._paused = False
 
     def __repr__(self) -> str:
         state = "closed" if self._engine.closed else "open"
@@ -175,6 +183,7 @@ class Sandbox(ABC):
         on_stderr: LineCallback | None,
     ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, Silence | None]:
         self._ensure_open()
+        self._ensure_running()
         argv = _shell.to_argv(command)
         checked_env = _shell.validate_env(env)
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
@@ -487,6 +496,50 @@ class Sandbox(ABC):
         (snapshot -> now). A patch over `max_bytes` is a SnapshotDiffTooLargeError."""
         return await _snapshots.diff(self, snapshot, max_bytes=max_bytes)
 
+    # ---- pause and resume -------------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def _ensure_running(self) -> None:
+        if self._paused:
+            raise SandboxPausedError(
+                f"sandbox {self.name!r} is paused: call resume() first",
+                provider=self.provider, sandbox=self.name,
+            )
+
+    async def pause(self) -> None:
+        """Freeze the sandbox where the backend can (docker: `docker pause`, its processes
+        durable ones included keep their memory; coder: the workspace is stopped, its disk
+        kept). Commands fail with SandboxPausedError until `resume()`. Local sandboxes raise
+        NotSupportedError. Pausing a paused sandbox does nothing."""
+        self._ensure_open()
+        if self._paused:
+            return
+        await self._pause()
+        self._paused = True
+
+    async def resume(self) -> None:
+        """Undo `pause()`; the next command works as before (coder: once the workspace is
+        started and its agent ready again)."""
+        self._ensure_open()
+        if not self._paused:
+            return
+        await self._resume()
+        self._paused = False
+
+    async def _pause(self) -> None:
+        """Backend hook: freeze the sandbox; the default says the backend cannot."""
+        raise NotSupportedError(
+            f"{self.provider} sandboxes cannot be paused: their processes run on this host "
+            "(or the backend has no pause); end the commands instead, or use docker or coder"
+        )
+
+    async def _resume(self) -> None:
+        """Backend hook: undo `_pause`."""
+        raise NotSupportedError(f"{self.provider} sandboxes cannot be paused or resumed")
+
     # ---- lifecycle --------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -498,6 +551,12 @@ class Sandbox(ABC):
             if self._engine.closed:
                 return
             with anyio.CancelScope(shield=True):
+                if self._paused and self._resume_before_close:
+                    try:
+                        await self._resume()
+                        self._paused = False
+                    except Exception as exc:
+                        _log.warning("sandbox %s: resume before close: %s", self.name, exc)
                 await self._engine.shutdown(end_durable=self._close_ends_durable())
                 try:
                     await self._close()

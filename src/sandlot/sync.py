@@ -298,6 +298,16 @@ class SyncSandbox:
         return self._call(  # type: ignore[no-any-return]
             self.sandbox.snapshot_diff, snapshot, max_bytes=max_bytes)
 
+    @property
+    def paused(self) -> bool:
+        return self.sandbox.paused
+
+    def pause(self) -> None:
+        self._call(self.sandbox.pause)
+
+    def resume(self) -> None:
+        self._call(self.sandbox.resume)
+
     def close(self) -> None:
         self._call(self.sandbox.close)
 

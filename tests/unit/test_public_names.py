@@ -35,7 +35,7 @@ PINNED: dict[str, list[str]] = {
         "InvalidBranchNameError", "InvalidEnvError", "InvalidPathError", "InvalidTokenError",
         "IsolatedSandboxProvider", "LanguageNotDetectedError", "LinterNotInstalledError",
         "LocalOptions", "LocalProvider", "NoProjectDetectedError", "NoTestRunError",
-        "NotAGitRepositoryError", "NotReadError", "PathOutsideWorkspaceError",
+        "NotAGitRepositoryError", "NotReadError", "NotSupportedError", "PathOutsideWorkspaceError",
         "PortForwardUnsupportedError", "Process", "ProcessNotFoundError", "ProcessRecordError",
         "ProcessStartError", "ProcessStillRunningError", "ProviderConfig", "ProviderError",
         "ReadOnlyError", "RequirementsInstallError", "RuntimeNotFoundError", "SSHConnectError",

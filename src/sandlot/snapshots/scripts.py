@@ -75,7 +75,8 @@ if [ ! -s "$g/sandlot-store" ]; then
     exit 3
   mkdir -p "$st/idx" && git init -q >/dev/null || exit 3
   for kv in core.autocrlf=false core.symlinks=true core.filemode=true core.bare=false \
-            core.precomposeunicode=false core.ignorecase=false gc.auto=0 core.quotepath=false; do
+            core.precomposeunicode=false core.ignorecase=false gc.auto=0 core.quotepath=false \
+            core.compression=0 core.loosecompression=0 core.fsync=none; do
     git config "${kv%%=*}" "${kv#*=}" || exit 3
   done
   printf '.sandlot/\n' > "$g/info/exclude" &&

@@ -22,6 +22,7 @@ import sandlot
 from sandlot.backends.docker import DockerSandbox
 from tests import docker_engine
 
+from . import file_tools_bench
 from .core import Measurement, Unavailable, format_table, interleaved
 from .measures import (
     Scratch,
@@ -202,6 +203,12 @@ async def _measure(engine: docker_engine.DockerEngine, quick: bool) -> list[Meas
             rows.append(Measurement("copy_out", "docker", f"copy_out {mib} MiB file",
                                     "docker cp C:path - | tar x", s, b, "s",
                                     notes=_rate(big, s, b)))
+    # The file tools need python3 for the session helper: the toolchain image has the host's.
+    toolchain = sandlot.docker(engine.toolchain_image(), on_close="delete", docker_host=host,
+                               mounts=list(engine.toolchain_mounts()),
+                               env=dict(docker_engine.TOOLCHAIN_ENV))
+    async with toolchain.session() as box:
+        rows += await file_tools_bench.run_on("docker", box, quick=quick)
     return rows
 
 

@@ -32,6 +32,8 @@ HOOKS: dict[str, str] = {
     "_sweep_before_kill": "False: killing a command signals its process group first, then "
                           "sweeps its marked processes (True: sweep first, for a backend whose "
                           "group kill waits for the output pipes to drain)",
+    "_session_helper": "True: sandlot's file tools may run in the sandbox's session helper "
+                       "(adr/0042); each backend sets it from its options' session_helper",
     "_can_sweep": "True: a sweep can run now (False: it would need a reconnect first)",
     "_before_spawn": "nothing: what a start waits for before anything runs (a reconnect), "
                      "awaited where a cancel may still cut it short",

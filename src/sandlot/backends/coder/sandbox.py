@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import BinaryIO
 
 import anyio.abc
 import asyncssh
 
 from ... import _shell
 from ...errors import CleanupError, ProviderError, SandboxGoneError
-from ...sandbox import RunningCommand, Sandbox, SpawnSpec
+from ...sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from .cli import CoderCLI
 from .lookup import find_workspace
 from .models import Agent, Workspace
@@ -49,6 +48,7 @@ class CoderSandbox(Sandbox):
         #: Waits until a (re)started workspace's agent is connected and ready (the
         #: provider's readiness poll; resume() needs it).
         self._ready = ready
+        self._session_helper = options.session_helper
 
     @property
     def connection(self) -> SSHConnection:
@@ -68,20 +68,10 @@ class CoderSandbox(Sandbox):
         spec.env = self._env(spec.env)
         return await self._connection.spawn(spec)
 
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
-        line = _shell.render(argv, cwd=cwd, env=self._env(env))
+    async def _interactive(self, spec: InteractiveSpec) -> int:
+        line = _shell.render(spec.argv, cwd=spec.cwd, env=self._env(spec.env))
         return await self._connection.interactive(
-            line, stdin=stdin, stdout=stdout, stderr=stderr, tty=tty
+            line, stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, tty=spec.tty
         )
 
     async def _forward_preflight(self) -> None:

@@ -97,6 +97,10 @@ class DockerOptions(RedactedModel):
     on a paused container fails at once; once unpaused, the next call works."""
     keepalive_count_max: int = Field(default=3, ge=1)
     """Consecutive checks that must see the container paused before calls fail."""
+    session_helper: bool = True
+    """Run sandlot's file tools in one long-lived python3 process per sandbox (the session
+    helper, adr/0042) instead of one command per call; False: always one command per call.
+    Without python3 in the sandbox the tools take the one-command path either way."""
     docker_host: str | None = None
     """Engine address (`unix:///path/docker.sock`, `tcp://...`); default: the client's own."""
     context: str | None = None

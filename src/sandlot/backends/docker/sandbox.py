@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import TypeVar
 
 import anyio
 
@@ -27,7 +27,7 @@ from ... import _run_marks, _shell
 from ..._host_io import feed_stdin, stop_feeding
 from ..._shared_call import SharedCall
 from ...errors import CleanupError, ProviderError, SandboxGoneError, SandboxPausedError
-from ...sandbox import SWEEP_TIMEOUT, RunningCommand, Sandbox, SpawnSpec
+from ...sandbox import SWEEP_TIMEOUT, InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions, OnClose
 
@@ -261,6 +261,7 @@ class DockerSandbox(Sandbox):
         self.cli = cli
         self.container_id = container_id
         self.options = options
+        self._session_helper = options.session_helper
         self.on_close: OnClose = on_close
         self._root: bool | None = None  # whether commands run as root (asked once)
         #: The container's state, one `docker inspect` shared by every command that asks.
@@ -300,27 +301,22 @@ class DockerSandbox(Sandbox):
         )
         return DockerCommand(self, proc, spec)
 
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
+    async def _interactive(self, spec: InteractiveSpec) -> int:
         from ..._host_io import run_piped as _run_piped
         from ..._host_io import run_with_pty as _run_with_pty
 
         cmd, client_env = self._exec_argv(
-            argv, cwd=cwd, env=env, sudo=False, interactive=True, tty=tty, announce=False
+            spec.argv, cwd=spec.cwd, env=spec.env, sudo=False, interactive=True, tty=spec.tty,
+            announce=False,
         )
-        if tty:
+        if spec.tty:
             # `docker exec -t` insists on a terminal as its stdin: give it a local PTY.
-            return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
-        return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
+            return await asyncio.to_thread(
+                _run_with_pty, cmd, client_env, spec.stdin, spec.stdout
+            )
+        return await asyncio.to_thread(
+            _run_piped, cmd, client_env, spec.stdin, spec.stdout, spec.stderr
+        )
 
     async def _copy_in(self, source: Path, dest: str) -> None:
         """Large payloads go through `docker cp -` when commands run as root (see copy.py);

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _shell
 from .._engine import ExecResult, engine_of
+from .._session.client import helper_commands
 from ..errors import (
     FORCE,
     ConfigurationError,
@@ -328,7 +329,8 @@ async def holders(sandbox: Sandbox, roots: Sequence[str]) -> list[str]:
     are still running; processes visible there that hold a file under a root open for
     writing; processes sandlot started (run mark) whose working directory is under a root."""
     found = []
-    running = len(engine_of(sandbox).running)
+    engine = engine_of(sandbox)
+    running = len(engine.running - helper_commands(engine))
     if running:
         found.append(f"{running} command(s) started through this sandbox object still running")
     result = await sandbox.exec(["sh", "-c", scripts.HOLDERS, "sandlot-snapshot", *roots],

@@ -46,7 +46,7 @@ from .snapshots import store as _snapshots
 
 log = logging.getLogger("sandlot")
 
-#: Labels of a fork image (docker): `sandlot gc` finds it by MANAGED.
+#: Labels of a fork image (docker): `sandlot gc` finds it by `sandlot.fork`.
 IMAGE_LABELS = ("sandlot.managed=true", "sandlot.fork=true")
 #: sandlot's state directory, which a fork must not inherit (it describes the source).
 _STALE = ".sandlot"

@@ -24,6 +24,9 @@ HELPER_MODULES: tuple[str, ...] = (
     "sandlot.tools.safe_helper",
     "sandlot._session.helper.core",
     "sandlot._session.helper.files",
+    "sandlot._session.helper.flow",
+    "sandlot._session.helper.command",
+    "sandlot._session.helper.ports",
 )
 
 _LOADER = '''
@@ -112,6 +115,9 @@ exec(compile(b, "<sandlot-session>", "exec"), {"__name__": "sandlot_session"})
 START = (
     'command -v python3 >/dev/null 2>&1 || '
     '{ echo "sandlot: no python3 in the sandbox" >&2; exit 127; }; '
+    # The environment before python3 runs (a wrapper such as a pyenv shim, and Python's own
+    # locale coercion, change it): what commands the helper starts get (adr/0043).
+    'SANDLOT_SESSION_ENV=$(export -p); export SANDLOT_SESSION_ENV; '
     'exec python3 -I -S -c "$1" sandlot-session "$2" "$3"'
 )
 

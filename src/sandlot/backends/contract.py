@@ -37,7 +37,7 @@ HOOKS: dict[str, str] = {
     "_can_sweep": "True: a sweep can run now (False: it would need a reconnect first)",
     "_before_spawn": "nothing: what a start waits for before anything runs (a reconnect), "
                      "awaited where a cancel may still cut it short",
-    "_sweep": "run the sweep script (`_run_marks.SWEEP_SCRIPT`) as a command, killing every "
+    "_sweep": "run the sweep (`_run_marks.sweep_argv`) as a command, killing every "
               "process whose environment holds the mark",
     "_spawn_detached": "start argv from `setsid` in a command that returns at once (durable "
                        "processes outlive it)",
@@ -80,7 +80,8 @@ OVERRIDES: dict[str, dict[str, str]] = {
                               "namespace, else the default",
     },
     "DockerSandbox": {
-        "_spawn": "docker exec",
+        "_spawn": "an exec request on the session helper when it runs (adr/0043), else (and "
+                  "for the helper's own start) docker exec",
         "_interactive": "docker exec -i (-t with a local PTY)",
         "_close": "stops or removes the container per on_close",
         "_sweep": "as root (docker exec -u 0), so processes started through sudo are found",
@@ -89,6 +90,8 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "_pause": "docker pause (the cgroup freezer: processes keep their memory)",
         "_resume": "docker unpause",
         "_resume_before_close": "True: a frozen container's processes cannot be swept",
+        "_forward_connection": "a connect request on the session helper when it runs "
+                               "(adr/0043), else the default relay command",
     },
     "CoderSandbox": {
         "_spawn": "a channel on the sandbox's one SSH connection",
@@ -133,6 +136,14 @@ COMMAND_OVERRIDES: dict[str, dict[str, str]] = {
         "wait": "the docker exec client's exit once its output was delivered",
         "kill": "the group inside the container, then the output within a bound",
         "signal_group": "the group kill only, without waiting for the output",
+    },
+    "HelperCommand": {  # backends/docker/helper.py: a command over the session helper
+        "wait": "the helper's RESULT once the output was delivered; a helper lost meanwhile "
+                "is ConnectionLostError (137 when the command was being ended anyway)",
+        "kill": "the group kill, then the output within a bound; a helper that does not "
+                "answer: the group killed as root through docker exec",
+        "signal_group": "a kill on the request's stream (as root through docker exec when "
+                        "the group is another user's)",
     },
     "SSHCommand": {
         "wait": "the channel's exit status once its output was delivered",

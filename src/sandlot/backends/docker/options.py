@@ -97,10 +97,6 @@ class DockerOptions(RedactedModel):
     on a paused container fails at once; once unpaused, the next call works."""
     keepalive_count_max: int = Field(default=3, ge=1)
     """Consecutive checks that must see the container paused before calls fail."""
-    session_helper: bool = True
-    """Run sandlot's file tools in one long-lived python3 process per sandbox (the session
-    helper, adr/0042) instead of one command per call; False: always one command per call.
-    Without python3 in the sandbox the tools take the one-command path either way."""
     docker_host: str | None = None
     """Engine address (`unix:///path/docker.sock`, `tcp://...`); default: the client's own."""
     context: str | None = None
@@ -112,6 +108,11 @@ class DockerOptions(RedactedModel):
     sandbox never reaches a registry; `missing`: let the engine pull it when absent."""
     init: bool = True
     """Run docker's init (tini) as PID 1, so killed commands' orphans are reaped."""
+    session_helper: bool = True
+    """Run commands, forwarded connections and the file tools over one long-lived helper
+    process in the container (python3 from the image, standard library only; adr/0042,
+    adr/0043) instead of one `docker exec` each. Without a usable python3 it stays off by itself;
+    False turns it off."""
 
     @field_validator("name")
     @classmethod

@@ -21,10 +21,12 @@ from pydantic import BaseModel, ValidationError
 
 from ..config_errors import describe
 from ..errors import SandlotError, ToolError
+from ..feedback.checks import DEFAULT_BUDGET, validate_budget
 from ..sandbox import Sandbox
 from ..workspaces import WorkspaceSet
 from .base import DEFAULT_EXCLUDES as DEFAULT_EXCLUDES
 from .base import ReadTracker as ReadTracker
+from .feedback_step import FeedbackStep
 from .file_tools import SEARCH_BYTES as SEARCH_BYTES
 from .file_tools import FileTools
 from .models import ErrorResult, ToolResult
@@ -36,9 +38,10 @@ from .shell_tools import ShellTools
 from .shells import ShellRegistry
 from .snapshot_tools import SnapshotTools
 from .verify_calls import VerifyTools
+from .watch_calls import WatchTools
 
 
-class Toolbox(FileTools, VerifyTools, ShellTools, SnapshotTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, SnapshotTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -49,7 +52,9 @@ class Toolbox(FileTools, VerifyTools, ShellTools, SnapshotTools):
     (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob, grep,
     snapshot_list and snapshot_diff
     only. `use_ripgrep=False` forces the portable search path even where rg is installed.
-    `env` is added to every command the tools run.
+    `env` is added to every command the tools run. After each write and edit the changed
+    file's format and lint checks run within `feedback_budget` seconds (`feedback=False`
+    turns that off; a call's own `feedback` argument wins).
     """
 
     def __init__(
@@ -70,6 +75,8 @@ class Toolbox(FileTools, VerifyTools, ShellTools, SnapshotTools):
         max_results: int = 500,
         bash_output_bytes: int = 30_000,
         edit_bytes: int = 16 << 20,
+        feedback: bool = True,
+        feedback_budget: float = DEFAULT_BUDGET,
     ) -> None:
         for name in exclude_dirs:
             if not name or "/" in name or name in (".", ".."):
@@ -89,6 +96,10 @@ class Toolbox(FileTools, VerifyTools, ShellTools, SnapshotTools):
         self.max_results = max_results
         self.bash_output_bytes = bash_output_bytes
         self.edit_bytes = edit_bytes
+        self.feedback = feedback
+        self.feedback_budget = validate_budget(feedback_budget)
+        #: Tools already said to be missing (each is said once per toolbox).
+        self._feedback_said = set()
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
         #: Called with each output line of a foreground bash or run_code while it runs (the

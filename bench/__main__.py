@@ -34,6 +34,7 @@ SUITES: dict[str, str] = {
     "mcp": "bench.mcp_bench",
     "forward": "bench.forward_bench",
     "deepagents": "bench.deepagents_bench",
+    "snapshot": "bench.snapshot_bench",
     "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
     "observability": "bench.observability_bench",

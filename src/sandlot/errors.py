@@ -84,6 +84,16 @@ and `sandlot.__all__` together:
       ProcessRecordError
       ForwardRelayMissingError
       PortForwardUnsupportedError
+      SnapshotError
+        SnapshotToolsMissingError
+        SnapshotNotFoundError  (also LookupError)
+        ForeignSnapshotError  (also ConfigurationError)
+        SnapshotBusyError
+        SnapshotDiskFullError
+        SnapshotDiffTooLargeError
+      ForkError
+        ForkSourceClosedError  (also SandboxClosed)
+      NotSupportedError
 """
 
 from __future__ import annotations
@@ -674,3 +684,60 @@ class ForwardRelayMissingError(SandlotError):
 
 class PortForwardUnsupportedError(SandlotError):
     """This sandbox's commands cannot be reached over a network at all."""
+
+
+# --- Work-tree snapshots (sandlot.snapshots). ---
+
+
+class SnapshotError(SandlotError):
+    """A snapshot could not be taken, listed, restored or compared; the message says why."""
+
+
+class SnapshotToolsMissingError(SnapshotError):
+    """The sandbox lacks a program snapshots need (git, find, ...): `missing` names them."""
+
+    def __init__(self, message: str, *, missing: Iterable[str] = ()) -> None:
+        self.missing = tuple(missing)
+        super().__init__(message)
+
+
+class SnapshotNotFoundError(SnapshotError, LookupError):
+    """No snapshot with that id in this sandbox's store (never taken here, or the store was
+    removed with the sandbox's .sandlot directory)."""
+
+
+class ForeignSnapshotError(SnapshotError, ConfigurationError):
+    """The snapshot was taken in another sandbox: restore it there, or fork from it."""
+
+
+class SnapshotBusyError(SnapshotError):
+    """A process still works in the tree a restore would rewrite: end it, or pass
+    `force=True`. `holders` lists what was found (pid, why, command)."""
+
+    def __init__(self, message: str, *, holders: Iterable[str] = ()) -> None:
+        self.holders = tuple(holders)
+        super().__init__(message)
+
+
+class SnapshotDiskFullError(SnapshotError):
+    """The sandbox's disk filled up while a snapshot was written; no snapshot was recorded."""
+
+
+class SnapshotDiffTooLargeError(SnapshotError):
+    """The patch is larger than the limit asked for: pass a larger `max_bytes`, or `paths`."""
+
+
+# --- Fork (sandlot.fork). ---
+
+
+class ForkError(SandlotError):
+    """Forks could not be made; every fork already made was closed again."""
+
+
+class ForkSourceClosedError(ForkError, SandboxClosed):
+    """The sandbox to fork is closed (before or during the fork): fork an open one."""
+
+
+class NotSupportedError(SandlotError):
+    """This backend cannot do what was asked (pause a local sandbox, say); the message says
+    which backend can."""

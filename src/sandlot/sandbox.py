@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -53,12 +54,21 @@ from ._engine import LineCallback as LineCallback
 from ._engine import RunningCommand as RunningCommand
 from ._engine import SpawnSpec as SpawnSpec
 from ._engine import StdinSource as StdinSource
-from .errors import ConfigurationError, HostPathNotFoundError
+from .errors import (
+    ConfigurationError,
+    HostPathNotFoundError,
+    NotSupportedError,
+    SandboxPausedError,
+)
 from .forward import ForwardAddress
 from .fswatch import FileWatch
 from .output import OutputCapture
 from .processes import DurableProcesses
 from .secrets import EnvValue, SecretSet
+from .snapshots import store as _snapshots
+from .snapshots.models import Snapshot, SnapshotDiff
+
+_log = logging.getLogger("sandlot")
 
 
 class Process:
@@ -131,6 +141,8 @@ class Sandbox(ABC):
     #: Whether ending a command searches for its marked processes before the backend's own
     #: group kill (see _MarkedCommand.kill).
     _sweep_before_kill = False
+    #: Whether close() resumes a paused sandbox first (so its processes end as usual).
+    _resume_before_close = False
     #: Whether sandlot's own operations (the file tools) may run in the sandbox's session
     #: helper (adr/0042); a provider's `session_helper=False` sets it False.
     _session_helper = True
@@ -145,6 +157,10 @@ class Sandbox(ABC):
         self._close_lock = anyio.Lock()
         self._processes: DurableProcesses | None = None
         telemetry.sandbox_opened(provider)
+        #: Run once after the backend's close (a fork releasing its shared image, say); a
+        #: failure is logged, not raised: the sandbox itself is closed by then.
+        self._after_close: list[Callable[[], Awaitable[None]]] = []
+        self._paused = False
 
     def __repr__(self) -> str:
         state = "closed" if self._engine.closed else "open"
@@ -178,6 +194,7 @@ class Sandbox(ABC):
         scrub: bool = False,
     ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, Silence | None]:
         self._ensure_open()
+        self._ensure_running()
         argv = _shell.to_argv(command)
         checked_env = _shell.validate_env(self._engine.secrets.reveal_env(env))
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
@@ -498,6 +515,94 @@ class Sandbox(ABC):
         """Backend hook with validated arguments; the default is the staged tar stream."""
         await transfer.copy_out(self._engine, source, host)
 
+    # ---- snapshots --------------------------------------------------------------------------
+
+    async def snapshot(
+        self,
+        label: str | None = None,
+        paths: Sequence[str] | None = None,
+        *,
+        include_ignored: bool = False,
+        exclude: Sequence[str] = (),
+    ) -> Snapshot:
+        """Record the state of the worktree (or of the directories `paths`) and return it.
+
+        Contents, the executable bit, symlinks and empty directories are kept; names may hold
+        any byte. The user's git repository, index, branches and stash are never touched: the
+        snapshot lives in sandlot's own store under `<worktree>/.sandlot/` (adr/0046). Files
+        the tree's .gitignore files ignore (build output) are left out unless
+        `include_ignored`; `exclude` leaves out more (git glob patterns relative to each root,
+        e.g. `"data/**"`). Needs sh and git in the sandbox (else SnapshotToolsMissingError).
+        """
+        return await _snapshots.take(self, label, paths, include_ignored=include_ignored,
+                                     exclude=exclude)
+
+    async def snapshots(self) -> list[Snapshot]:
+        """Every snapshot of this sandbox, oldest first (id, label, created, size, files)."""
+        return await _snapshots.list_all(self)
+
+    async def restore(self, snapshot: Snapshot | str, *, force: bool = False) -> None:
+        """Put the snapshot's tree back exactly: contents, executable bits, symlinks, empty
+        directories; files and directories made since are removed. Ignored and excluded files
+        are left as they are.
+
+        Refuses (SnapshotBusyError) while a process still works there: a command started
+        through this object still running, or a process whose working directory is in the tree
+        or that has a file there open for writing. `force=True` restores anyway.
+        """
+        await _snapshots.restore(self, snapshot, force=force)
+
+    async def snapshot_diff(
+        self, snapshot: Snapshot | str, *, max_bytes: int = _snapshots.DIFF_LIMIT
+    ) -> SnapshotDiff:
+        """The tree now against `snapshot`: the changed paths and a binary-safe git patch
+        (snapshot -> now). A patch over `max_bytes` is a SnapshotDiffTooLargeError."""
+        return await _snapshots.diff(self, snapshot, max_bytes=max_bytes)
+
+    # ---- pause and resume -------------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def _ensure_running(self) -> None:
+        if self._paused:
+            raise SandboxPausedError(
+                f"sandbox {self.name!r} is paused: call resume() first",
+                provider=self.provider, sandbox=self.name,
+            )
+
+    async def pause(self) -> None:
+        """Freeze the sandbox where the backend can (docker: `docker pause`, its processes
+        durable ones included keep their memory; coder: the workspace is stopped, its disk
+        kept). Commands fail with SandboxPausedError until `resume()`. Local sandboxes raise
+        NotSupportedError. Pausing a paused sandbox does nothing."""
+        self._ensure_open()
+        if self._paused:
+            return
+        await self._pause()
+        self._paused = True
+
+    async def resume(self) -> None:
+        """Undo `pause()`; the next command works as before (coder: once the workspace is
+        started and its agent ready again)."""
+        self._ensure_open()
+        if not self._paused:
+            return
+        await self._resume()
+        self._paused = False
+
+    async def _pause(self) -> None:
+        """Backend hook: freeze the sandbox; the default says the backend cannot."""
+        raise NotSupportedError(
+            f"{self.provider} sandboxes cannot be paused: their processes run on this host "
+            "(or the backend has no pause); end the commands instead, or use docker or coder"
+        )
+
+    async def _resume(self) -> None:
+        """Backend hook: undo `_pause`."""
+        raise NotSupportedError(f"{self.provider} sandboxes cannot be paused or resumed")
+
     # ---- lifecycle --------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -512,11 +617,22 @@ class Sandbox(ABC):
                 getattr(self, "options", None), "on_close", None)
             attributes = {**self._span_attributes(), "sandlot.on_close": str(on_close or "")}
             with anyio.CancelScope(shield=True), telemetry.span("sandlot.close", attributes):
+                if self._paused and self._resume_before_close:
+                    try:
+                        await self._resume()
+                        self._paused = False
+                    except Exception as exc:
+                        _log.warning("sandbox %s: resume before close: %s", self.name, exc)
                 try:
                     await self._engine.shutdown(end_durable=self._close_ends_durable())
                     await self._close()
                 finally:
                     telemetry.sandbox_closed(self.provider)
+                    for callback in self._after_close:
+                        try:
+                            await callback()
+                        except Exception as exc:
+                            _log.warning("sandbox %s: after close: %s", self.name, exc)
 
     async def __aenter__(self) -> Sandbox:
         return self

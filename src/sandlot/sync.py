@@ -36,6 +36,7 @@ from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
 from .sandbox import DEFAULT_MAX_OUTPUT, ExecResult, Process, Sandbox
 from .secrets import EnvValue, SecretSet
+from .snapshots import DIFF_LIMIT, Snapshot, SnapshotDiff
 
 if TYPE_CHECKING:
     import signal as signals
@@ -353,6 +354,39 @@ class SyncSandbox:
 
     def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
         self._call(self.sandbox.copy_out, sandbox_path, host_path)
+
+    def snapshot(
+        self,
+        label: str | None = None,
+        paths: Sequence[str] | None = None,
+        *,
+        include_ignored: bool = False,
+        exclude: Sequence[str] = (),
+    ) -> Snapshot:
+        return self._call(self.sandbox.snapshot, label, paths,  # type: ignore[no-any-return]
+                          include_ignored=include_ignored, exclude=exclude)
+
+    def snapshots(self) -> list[Snapshot]:
+        return self._call(self.sandbox.snapshots)  # type: ignore[no-any-return]
+
+    def restore(self, snapshot: Snapshot | str, *, force: bool = False) -> None:
+        self._call(self.sandbox.restore, snapshot, force=force)
+
+    def snapshot_diff(
+        self, snapshot: Snapshot | str, *, max_bytes: int = DIFF_LIMIT
+    ) -> SnapshotDiff:
+        return self._call(  # type: ignore[no-any-return]
+            self.sandbox.snapshot_diff, snapshot, max_bytes=max_bytes)
+
+    @property
+    def paused(self) -> bool:
+        return self.sandbox.paused
+
+    def pause(self) -> None:
+        self._call(self.sandbox.pause)
+
+    def resume(self) -> None:
+        self._call(self.sandbox.resume)
 
     def close(self) -> None:
         self._call(self.sandbox.close)

@@ -161,3 +161,31 @@ def test_parse_inspect_on_captured_output() -> None:
     assert first.created is not None and first.owner.count("/") == 2
     # The unlabelled container in the capture is not sandlot's and is ignored.
     assert len(data) == 3
+
+
+_CRASH_FORKING = """
+import os, sys, anyio, sandlot
+async def main():
+    source = await sandlot.docker(sys.argv[1], on_close="delete", docker_host=sys.argv[2]).create()
+    forks = await sandlot.fork(source, n=2).__aenter__()
+    print(source.name, *(f.name for f in forks), flush=True)
+    os._exit(0)
+anyio.run(main)
+"""
+
+
+def test_gc_removes_a_crashed_forks_containers_and_image(
+    engine: docker_engine.DockerEngine,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASH_FORKING, engine.busybox_image(), engine.host],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = done.stdout.split()
+    images = engine.docker("images", "-q", "--filter", "label=sandlot.fork=true").stdout.split()
+    assert len(names) == 3 and len(images) == 1
+    result = gc(engine)
+    assert set(result["removed"]) >= set(names)  # type: ignore[arg-type]
+    assert len(result["fork_images"]) == 1  # type: ignore[arg-type]
+    assert engine.docker("images", "-q", "--filter", "label=sandlot.fork=true").stdout == ""

@@ -269,14 +269,14 @@ async def test_a_write_refuses_a_file_changed_since_it_was_read(
 async def test_readonly_exposes_only_reading_tools(sandbox: Sandbox,
                                                    workspaces: WorkspaceSet) -> None:
     box = Toolbox(sandbox, workspaces, readonly=True)
-    assert box.tool_names == ["read", "glob", "grep"]
-    assert [t["function"]["name"] for t in box.tool_schemas()] == ["read", "glob", "grep"]
+    assert box.tool_names == ["read", "glob", "grep", "snapshot_list", "snapshot_diff"]
+    assert [t["function"]["name"] for t in box.tool_schemas()] == box.tool_names
     assert (await box.read("go.mod", workspace="primary")).total_lines == 3
     with pytest.raises(ReadOnlyError) as info:
         await box.write("go.mod", "x", workspace="primary")
     assert str(info.value) == (
         "write is not available: this toolbox is read-only (readonly=True); available tools: "
-        "read, glob, grep"
+        "read, glob, grep, snapshot_list, snapshot_diff"
     )
     for tool, args in [("edit", {"path": "go.mod", "old": "a", "new": "b"}),
                        ("bash", {"command": "touch pwned"}), ("kill_shell", {"shell_id": "x"})]:

@@ -434,3 +434,9 @@ def session_for(engine: Engine, env: dict[str, str]) -> Session:
     if session is None:
         session = per_engine[key] = Session(engine, env)
     return session
+
+
+def helper_commands(engine: Engine) -> set[RunningCommand]:
+    """The running session helpers of this sandbox: sandlot's own long-lived commands, which
+    callers counting the sandbox's running commands (a restore's busy check) leave out."""
+    return {s._running for s in _SESSIONS.get(engine, {}).values() if s._running is not None}

@@ -48,6 +48,9 @@ HOOKS: dict[str, str] = {
                            "(forward.relay_through_command)",
     "_copy_in": "the staged tar stream over exec (transfer.copy_in)",
     "_copy_out": "the staged tar stream over exec (transfer.copy_out)",
+    "_pause": "NotSupportedError: the backend cannot freeze a sandbox",
+    "_resume": "NotSupportedError",
+    "_resume_before_close": "False: close() of a paused sandbox does not resume it first",
 }
 
 #: Backend class (qualified name) -> the hooks it overrides (abstract ones included), and why.
@@ -84,6 +87,9 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "_sweep": "as root (docker exec -u 0), so processes started through sudo are found",
         "_copy_in": "docker cp for large payloads when commands run as root",
         "_copy_out": "docker cp streamed into a host tar (the root itself: the default)",
+        "_pause": "docker pause (the cgroup freezer: processes keep their memory)",
+        "_resume": "docker unpause",
+        "_resume_before_close": "True: a frozen container's processes cannot be swept",
         "_forward_connection": "a connect request on the session helper when it runs "
                                "(adr/0043), else the default relay command",
     },
@@ -97,6 +103,8 @@ OVERRIDES: dict[str, dict[str, str]] = {
                                "leave them running",
         "_forward_preflight": "only ensures the connection (direct-tcpip needs no program)",
         "_forward_connection": "a direct-tcpip channel on the SSH connection",
+        "_pause": "drops the SSH connection and stops the workspace (its disk is kept)",
+        "_resume": "starts the workspace, waits for its agent, reconnects",
     },
 }
 

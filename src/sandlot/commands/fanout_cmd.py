@@ -87,6 +87,11 @@ def register(subparsers: Any) -> None:
         help="with --repo: commit what the command left uncommitted, with this message",
     )  # fmt: skip
     parser.add_argument(
+        "--fork-from-setup", metavar="CMD",
+        help="make ONE sandbox, run CMD in it (after --copy-in), then fork it N times: every "
+        "sandbox starts from the prepared state instead of paying the set-up N times",
+    )  # fmt: skip
+    parser.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
     )
     parser.add_argument(
@@ -119,6 +124,9 @@ async def run_command(args: argparse.Namespace) -> int:
         return _usage_error(f"--copy-in {args.copy_in!r} is not a directory")
     if args.repo and args.copy_in:
         return _usage_error("--repo and --copy-in both fill the worktree; give one of them")
+    if args.repo and args.fork_from_setup:
+        return _usage_error("--repo puts the repository into empty worktrees; with "
+                            "--fork-from-setup copy it in with --copy-in instead")
     if args.repo:
         if args.branch_prefix is None:  # a fresh name per run: the same command works again
             args.branch_prefix = await _fresh_prefix(args.repo, args.n)
@@ -141,7 +149,7 @@ async def run_command(args: argparse.Namespace) -> int:
 
     async def job(sandbox: Sandbox, slot: Slot) -> int:
         cwd = None
-        if args.copy_in:
+        if args.copy_in and not args.fork_from_setup:
             await sandbox.copy_in(args.copy_in, sandbox.worktree)
         if args.repo:
             cwd = (await git.push_in(sandbox, repo=args.repo)).path
@@ -190,17 +198,34 @@ async def run_command(args: argparse.Namespace) -> int:
     slots = [Slot(i, f"{provider.name}-{i}") for i in range(args.n)]
     stop = anyio.Event()
     interrupts = _Interrupts(stop, console)
-    with LiveView(slots, console, quiet=args.quiet) as view, interrupts.installed():
-        report = await run(
-            job,
-            provider,
-            n=args.n,
-            max_parallel=args.max_parallel,
-            max_creating=args.max_creating,
-            fail_fast=args.fail_fast,
-            on_event=_chain(view.on_event, interrupts.on_event),
-            stop=stop,
-        )
+    async with contextlib.AsyncExitStack() as stack:
+        source: Sandbox | None = None
+        if args.fork_from_setup:
+            prepared: Sandbox = await stack.enter_async_context(provider.session())
+            source = prepared
+            if args.copy_in:
+                await prepared.copy_in(args.copy_in, prepared.worktree)
+            progress.say(console,
+                         f"sandlot: setting up {prepared.name}: {args.fork_from_setup}")
+            setup = await prepared.exec(args.fork_from_setup, env=env, timeout=args.timeout,
+                                        max_output=REPORT_TAIL)
+            if not setup.ok:
+                print(f"sandlot fanout: the set-up command failed (exit {setup.exit_code}"
+                      f"{', timed out' if setup.timed_out else ''}); nothing was forked\n"
+                      f"{setup.stderr.rstrip()}", file=sys.stderr)
+                return 1
+        with LiveView(slots, console, quiet=args.quiet) as view, interrupts.installed():
+            report = await run(
+                job,
+                provider if source is None else None,
+                n=args.n,
+                max_parallel=args.max_parallel,
+                max_creating=args.max_creating,
+                fail_fast=args.fail_fast,
+                on_event=_chain(view.on_event, interrupts.on_event),
+                stop=stop,
+                fork_from=source,
+            )
     extra = {index: _result_json(result) for index, result in results.items()}
     for index, came_back in branches.items():
         extra.setdefault(index, {})["git"] = came_back

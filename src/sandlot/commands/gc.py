@@ -14,7 +14,8 @@ def register(subparsers: Any) -> None:
         "gc",
         help="remove sandlot containers left behind",
         description="List the Docker containers labelled as sandlot's and remove those left "
-        "behind: made with on_close=delete by a program that is no longer running. "
+        "behind: made with on_close=delete by a program that is no longer running; then the "
+        "images sandlot.fork committed that no container uses any more. "
         "Containers kept on purpose (on_close=stop or leave) need --all; containers whose "
         "program still runs on this host need --force.",
         epilog="examples:\n"
@@ -67,15 +68,22 @@ async def run(args: argparse.Namespace) -> int:
             "owner": container.owner, "action": verdict,
         })  # fmt: skip
     failures: list[str] = [] if args.dry_run else await gc.remove(cli, doomed)
+    # Fork images (sandlot.fork) once no container uses them: after the containers went.
+    images = await gc.fork_images(cli, include_live=args.force)
+    if not args.dry_run:
+        failures += await gc.remove_images(cli, images)
     verb = "would remove" if args.dry_run else "removed"
     if args.json:
         print(json.dumps({
             "dry_run": args.dry_run, "containers": rows,
             verb.replace(" ", "_"): [c.name for c in doomed], "errors": failures,
+            "fork_images": images,
         }, indent=2))  # fmt: skip
     else:
         _table(rows)
         print(f"sandlot gc: {verb} {len(doomed)} of {len(rows)} sandlot container(s)")
+        if images:
+            print(f"sandlot gc: {verb} {len(images)} unused fork image(s)")
         for line in failures:
             print(f"sandlot gc: {line}", file=sys.stderr)
     return 1 if failures else 0

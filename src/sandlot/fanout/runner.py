@@ -18,8 +18,10 @@ import anyio
 
 from .. import telemetry
 from ..errors import ConfigurationError
+from ..forks import fork
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import Sandbox
+from ..snapshots import Snapshot
 from .models import FanoutEvent, FanoutReport, SandboxOutcome, Slot, Stage
 
 log = logging.getLogger("sandlot.fanout")
@@ -35,7 +37,7 @@ DEFAULT_MAX_PARALLEL = 4
 
 async def run(
     job: Job,
-    providers: Providers,
+    providers: Providers | None = None,
     *,
     n: int | None = None,
     labels: Sequence[str] | None = None,
@@ -44,6 +46,7 @@ async def run(
     fail_fast: bool = False,
     on_event: EventCallback | None = None,
     stop: anyio.Event | None = None,
+    fork_from: Sandbox | Snapshot | None = None,
 ) -> FanoutReport:
     """Run `job(sandbox, slot)` in N sandboxes; return every sandbox's outcome.
 
@@ -52,7 +55,21 @@ async def run(
     `fail_fast`, which then cancels every other job. Setting `stop` cancels every job too; the
     report then says `cancelled`. Either way each created sandbox is closed before this
     returns. A cancel scope around the call also closes them all, then cancels as usual.
+
+    `fork_from` (a prepared sandbox, or a snapshot it took) replaces `providers`: the N
+    sandboxes are forks of it (`sandlot.fork`), made before the first job starts.
     """
+    if fork_from is not None:
+        if providers is not None:
+            raise ConfigurationError("give providers or fork_from, not both")
+        if n is None:
+            raise ConfigurationError("fork_from needs n= (how many forks to make)")
+        async with fork(fork_from, n=n, max_parallel=max_parallel) as made:
+            return await run(job, [_Made(sandbox) for sandbox in made], labels=labels,
+                             max_parallel=max_parallel, max_creating=max_creating,
+                             fail_fast=fail_fast, on_event=on_event, stop=stop)
+    if providers is None:
+        raise ConfigurationError("give providers (or fork_from=)")
     slots, chosen = _plan(providers, n, labels)
     if max_parallel < 1:
         raise ConfigurationError(f"max_parallel must be at least 1, got {max_parallel}")
@@ -103,6 +120,17 @@ async def _run_all(
             for outcome, provider in zip(outcomes, chosen, strict=True):
                 workers.start_soon(fanout.one, outcome, provider, live, create)
         group.cancel_scope.cancel()  # every worker ended: stop the watcher
+
+
+class _Made(IsolatedSandboxProvider):
+    """A provider whose one sandbox exists already (a fork): create() hands it over."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.name = sandbox.provider
+
+    async def create(self) -> Sandbox:
+        return self.sandbox
 
 
 def _plan(

@@ -27,9 +27,10 @@ from ..tools import TOOLS, ErrorResult, Toolbox, ToolResult
 
 #: Tools that can destroy or replace what is in the workspace (MCP's destructiveHint).
 DESTRUCTIVE = frozenset({"write", "edit", "bash", "kill_shell", "run_code", "run_script",
-                         "watch_process"})
+                         "watch_process", "snapshot_restore"})
 #: Tools whose repeated call with the same arguments changes nothing more.
-IDEMPOTENT = frozenset({"read", "glob", "grep", "write"})
+IDEMPOTENT = frozenset({"read", "glob", "grep", "write", "snapshot_list", "snapshot_diff",
+                        "snapshot_restore"})
 #: Tools that run arbitrary programs, which may reach beyond the sandbox's files.
 OPEN_WORLD = frozenset({"bash", "run_code", "run_script", "watch_process"})
 #: Calls that can run long: they send progress notifications while they run.

@@ -1,6 +1,7 @@
 """Agent tools over named workspaces: read, write, edit, glob, grep, bash, and the verify
 tools (run_tests, run_lint, run_typecheck, run_failing_tests, run_script) in the chosen
-workspace, and run_code (a snippet in a runtime mode).
+workspace, run_code (a snippet in a runtime mode), and the snapshot tools (snapshot_create,
+snapshot_list, snapshot_restore, snapshot_diff) per workspace.
 
     from sandlot.tools import Toolbox
 

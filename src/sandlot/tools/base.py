@@ -57,6 +57,11 @@ class ReadTracker:
     def __len__(self) -> int:
         return len(self._paths)
 
+    def forget_under(self, root: str) -> None:
+        """Unmark every path under `root` (its files were replaced, e.g. by a restore)."""
+        prefix = root.rstrip("/") + "/"
+        self._paths = {p for p in self._paths if not p.startswith(prefix) and p != root}
+
 
 class ToolboxBase:
     """The state and helpers the tool mixins share (set by `Toolbox.__init__`)."""
@@ -84,8 +89,8 @@ class ToolboxBase:
 
     @property
     def tool_names(self) -> list[str]:
-        """The tools this toolbox offers (read, glob and grep only when read-only; secret_env
-        only when named secrets are configured)."""
+        """The tools this toolbox offers (read, glob, grep, snapshot_list and snapshot_diff
+        only when read-only; secret_env only when named secrets are configured)."""
         return [n for n, spec in TOOLS.items() if not (self.readonly and spec.mutating)
                 and (n != "secret_env" or self.secrets)]
 

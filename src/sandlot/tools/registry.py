@@ -20,6 +20,12 @@ from .models import (
     SecretEnvArgs,
     WriteArgs,
 )
+from .snapshot_models import (
+    SnapshotCreateArgs,
+    SnapshotDiffArgs,
+    SnapshotListArgs,
+    SnapshotRestoreArgs,
+)
 from .verify_tools import RunScriptArgs, VerifyArgs
 from .watch_tools import WatchProcessArgs, WatchProcessEventsArgs
 
@@ -85,6 +91,18 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("secret_env", "List the names of the secrets configured for this sandbox. "
                  "Pass them as secrets=[...] to bash or a verify tool; you never see their "
                  "values.", SecretEnvArgs, True),
+        ToolSpec("snapshot_create", "Record the workspace's files (not the user's git "
+                 "repository: a store of sandlot's own) so a bad step can be taken back with "
+                 "snapshot_restore. Build output the .gitignore files ignore is left out.",
+                 SnapshotCreateArgs, True),
+        ToolSpec("snapshot_list", "List the workspace's snapshots, oldest first: id, time, "
+                 "files, bytes, label.", SnapshotListArgs, False),
+        ToolSpec("snapshot_restore", "Put the workspace's files back exactly as a snapshot "
+                 "recorded them; files made since are removed. Refused while a process still "
+                 "works in the workspace unless force is set.", SnapshotRestoreArgs, True),
+        ToolSpec("snapshot_diff", "Compare the workspace now with a snapshot: the changed "
+                 "paths (A added, D deleted, M modified) and a git patch from the snapshot to "
+                 "now.", SnapshotDiffArgs, False),
     ]
 }
 

@@ -7,7 +7,8 @@ edits of existing files need a prior read (the read-tracker); writes are atomic.
 
 The class is assembled by job: the tool registry (registry.py; schemas and `call` are here),
 the shared state and script runner (base.py), the file tools (file_tools.py), the verify tools
-(verify_calls.py) and the shell tools (shell_tools.py).
+(verify_calls.py), the shell tools (shell_tools.py) and the snapshot tools
+(snapshot_tools.py).
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ from .registry import _strip_titles
 from .safe_mode import Containment
 from .shell_tools import ShellTools
 from .shells import ShellRegistry
+from .snapshot_tools import SnapshotTools
 from .verify_calls import VerifyTools
 from .watch_calls import WatchTools
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, SnapshotTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -53,7 +55,8 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools):
         print(page.text)
 
     `workspaces` is a `WorkspaceSet`, its operator form, a `{name: root}` mapping, or None
-    (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob and grep
+    (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob, grep,
+    snapshot_list and snapshot_diff
     only. `use_ripgrep=False` forces the portable search path even where rg is installed.
     `env` is added to every command the tools run (values may be `Secret`s). After each write
     and edit the changed file's format and lint checks run within `feedback_budget` seconds

@@ -421,6 +421,7 @@ class CoderProvider(IsolatedSandboxProvider):
             connection=connection,
             cli=cli,
             options=opts,
+            ready=lambda found: self._wait_for_agent(cli, found),
         )
 
     async def _probe(self, connection: SSHConnection, target: str) -> _Probe:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 import anyio.abc
 import asyncssh
 
 from ... import _shell
-from ...errors import CleanupError, ProviderError
+from ...errors import CleanupError, ProviderError, SandboxGoneError
 from ...sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from ...secrets import reveal
 from .cli import CoderCLI
+from .lookup import find_workspace
 from .models import Agent, Workspace
 from .options import CoderAttachOptions, CoderCreateOptions
 from .ssh import SSHConnection, splice_ssh
@@ -31,6 +33,7 @@ class CoderSandbox(Sandbox):
         connection: SSHConnection,
         cli: CoderCLI,
         options: CoderCreateOptions | CoderAttachOptions,
+        ready: Callable[[Workspace], Awaitable[object]],
     ) -> None:
         super().__init__(provider="coder", worktree=worktree, name=workspace.reference)
         #: `owner/name`: what lifecycle commands are given (never `<ws>.<agent>`).
@@ -44,6 +47,9 @@ class CoderSandbox(Sandbox):
         self._connection = connection
         self._cli = cli
         self._options = options
+        #: Waits until a (re)started workspace's agent is connected and ready (the
+        #: provider's readiness poll; resume() needs it).
+        self._ready = ready
         self._session_helper = options.session_helper
 
     @property
@@ -89,6 +95,22 @@ class CoderSandbox(Sandbox):
         # Deleting or stopping a workspace ends its processes on a real template; an agent
         # that runs on a shared host (as the fake deployment's do) would leave them running.
         return self.on_close != "leave"
+
+    async def _pause(self) -> None:
+        # A stopped workspace keeps its disk (the home volume); its processes end.
+        await self._connection.suspend()
+        await self._cli.lifecycle("stop", self.workspace, timeout=self._options.build_timeout,
+                                  sandbox=self.workspace)
+
+    async def _resume(self) -> None:
+        await self._cli.lifecycle("start", self.workspace, timeout=self._options.build_timeout,
+                                  sandbox=self.workspace)
+        found = await find_workspace(self._cli, owner=self.owner, name=self.workspace_name)
+        if found is None:
+            raise SandboxGoneError(f"workspace {self.workspace!r} disappeared while it was "
+                                   "started again", provider="coder", sandbox=self.workspace)
+        await self._ready(found)
+        await self._connection.ensure()
 
     async def _close(self) -> None:
         await self._connection.close()

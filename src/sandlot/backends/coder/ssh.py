@@ -318,6 +318,12 @@ class SSHConnection:
     async def proxy_stderr(self) -> str:
         return await self._proxy_proc.stderr_text() if self._proxy_proc else ""
 
+    async def suspend(self) -> None:
+        """Drop the connection but keep it usable: the next call connects again (the
+        workspace was stopped and will be started)."""
+        async with self._lock:
+            await self._drop()
+
     async def close(self) -> None:
         """Close the connection and end the proxy. Idempotent."""
         self._closed = True

@@ -129,3 +129,35 @@ async def remove(cli: DockerCLI, containers: list[LeftContainer]) -> list[str]:
         return []
     return [ln for ln in done.stderr.splitlines() if ln.strip()
             and "no such container" not in ln.lower()]
+
+
+#: The label of an image `sandlot.fork` committed (see sandlot.forks.IMAGE_LABELS).
+FORK_IMAGE = "sandlot.fork"
+
+
+async def fork_images(cli: DockerCLI, *, include_live: bool) -> list[str]:
+    """Fork images no container uses any more whose program is gone (or any, with
+    `include_live`): a fork removes its image when its last fork closes, unless it crashed."""
+    listed = await cli.check("images", "-q", "--no-trunc", "--filter",
+                             f"label={FORK_IMAGE}=true", what="listing sandlot fork images")
+    found: list[str] = []
+    for image in dict.fromkeys(listed.stdout.split()):
+        users = await cli.run("ps", "-aq", "--filter", f"ancestor={image}")
+        if users.code != 0 or users.stdout.strip():
+            continue
+        if not include_live:
+            owner = await cli.run("image", "inspect", "--format",
+                                  f'{{{{index .Config.Labels "{labels.OWNER}"}}}}', image)
+            token = owner.stdout.strip() if owner.code == 0 else ""
+            if token and labels.owner_alive(token):
+                continue
+        found.append(image)
+    return found
+
+
+async def remove_images(cli: DockerCLI, images: list[str]) -> list[str]:
+    """Remove the images; return the error lines of those that could not be removed."""
+    if not images:
+        return []
+    done = await cli.run("rmi", *images, timeout=300)
+    return [] if done.code == 0 else [ln for ln in done.stderr.splitlines() if ln.strip()]

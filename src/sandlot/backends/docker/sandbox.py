@@ -434,6 +434,16 @@ class DockerSandbox(Sandbox):
                 provider=PROVIDER, sandbox=self.name,
             )  # fmt: skip
 
+    _resume_before_close = True  # a paused container's processes end as usual, then it goes
+
+    async def _pause(self) -> None:
+        await self.cli.check("pause", self.container_id, what="docker pause",
+                             container=self.name)
+
+    async def _resume(self) -> None:
+        await self.cli.check("unpause", self.container_id, what="docker unpause",
+                             container=self.name)
+
     async def _close(self) -> None:
         await apply_on_close(self.cli, self.container_id, self.name, self.on_close)
 

@@ -8,9 +8,12 @@
 #   passwordless sudo, as image/Dockerfile makes -> one tar, which the tests `docker import`.
 #
 # Cached: ~/.cache/sandlot/workspace-image/<recipe hash>/rootfs.tar (instant once built).
-# Prints the tar's path. SANDLOT_SKIP_WORKSPACE_IMAGE=1 skips it (the tier then skips, or
+# Prints the tar's path (`--cached`: only when already built, else exit 3). SANDLOT_SKIP_WORKSPACE_IMAGE=1 skips it (the tier then skips, or
 # fails under CI=true).
 set -euo pipefail
+# Everything runs from main(), read whole before it starts: editing this file while a build
+# runs cannot change what the running build does.
+main() {
 cd "$(dirname "$0")/.."
 suite=trixie   # Go 1.24, Rust 1.85, Node 20, Python 3.13: new enough for the examples
 mirror=${SANDLOT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -21,6 +24,8 @@ recipe=$( { echo "$suite ${packages[*]}"; sed -n '/^# ---- recipe/,$p' "$0"; } |
 cache=${SANDLOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sandlot}/workspace-image
 out=$cache/$recipe/rootfs.tar
 if [ -f "$out" ]; then echo "$out"; exit 0; fi
+# --cached: only say where the cached image is (exit 3 when it is not built).
+[ "${1:-}" = --cached ] && exit 3
 log() { echo "workspace-image: $*" >&2; }
 # ---- recipe (changing anything below rebuilds the image) ----
 [ "$(id -u)" -eq 0 ] || { log "needs root (debootstrap, chroot)"; exit 1; }
@@ -62,3 +67,5 @@ tar -C "$root" --numeric-owner -cf "$out.tmp" .
 mv "$out.tmp" "$out"
 log "built $out in $((SECONDS - start))s ($(du -sh "$out" | cut -f1))"
 echo "$out"
+}
+main "$@"

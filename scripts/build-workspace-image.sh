@@ -48,7 +48,7 @@ log "debootstrap $suite from $mirror (minutes the first time)"
 nice -n 15 debootstrap --variant=minbase "$suite" "$root" "$mirror" >&2
 log "debootstrap done in $((SECONDS - start))s; installing toolchains"
 mount -t proc proc "$root/proc"
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"; }
 in_root apt-get update -qq >&2
 nice -n 15 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \

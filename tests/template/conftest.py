@@ -15,12 +15,6 @@ from tests.helpers import require
 from .harness import IMAGE_SCRIPT, TemplateCoder, cached_rootfs, import_image, missing_parts
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/template/" in item.nodeid:
-            item.add_marker(pytest.mark.template)
-
-
 @pytest.fixture(scope="session")
 def template_coder() -> Iterator[TemplateCoder]:
     """The session's deployment; stopped at the end, failing if a workspace was left on it."""
@@ -43,4 +37,6 @@ def template_coder() -> Iterator[TemplateCoder]:
         for name in workspaces:  # still clean up, then fail: a leak is a defect
             coder.coder("delete", name, "--yes", timeout=300)
         coder.stop()
+        # What the tier cost, for adr/0045 and the README (pytest -s shows it).
+        print(f"\ntemplate tier timings: {coder.timings}")
         assert not workspaces, f"workspaces left on the template deployment: {workspaces}"

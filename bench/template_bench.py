@@ -67,18 +67,20 @@ async def run(quick: bool = False) -> list[Measurement]:
         # Cold: the image is not on the engine; the import is part of the first workspace.
         tag = f"sandlot-workspace:debian-{rootfs.parent.name}"
         engine.docker("image", "rm", "-f", tag, check=False, timeout=300)
-        began = time.monotonic()
         image, import_s = await asyncio.to_thread(import_image, engine, rootfs)
         coder = template_coder(engine, image)
         await asyncio.to_thread(coder.start)
         try:
-            options: dict[str, Any] = {"template": coder.template, "preset": "small",
-                                       "on_close": "delete", **coder.access()}  # fmt: skip
+            # The preset sets CPUs and memory; the template's other parameters are given, as
+            # `coder create` asks for every parameter without a value (no terminal here).
+            options: dict[str, Any] = {
+                "template": coder.template, "preset": "small", "on_close": "delete",
+                "parameters": {"extra_packages": "", "ci_mode": False}, **coder.access(),
+            }  # fmt: skip
             cold_create = await _create_to_first_command(sandlot.coder(**options))
             cold = import_s + cold_create
             warm = min([await _create_to_first_command(sandlot.coder(**options))
                         for _ in range(rounds)])  # fmt: skip
-            del began
             echo = await _echo_create(rounds)
             rows.append(Measurement(
                 "create", "coder (template)", "create to first command, cold image",

@@ -35,6 +35,7 @@ SUITES: dict[str, str] = {
     "forward": "bench.forward_bench",
     "deepagents": "bench.deepagents_bench",
     "template": "bench.template_bench",
+    "feedback": "bench.feedback_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -9,8 +9,9 @@ search repeats until a round finds nothing, so a process forking as fast as it c
 too. A process that replaces its own environment (`env -i`, `execve` with a fresh one) is not
 found: see adr/0020.
 
-Local sandboxes search the host's /proc here in Python; remote ones run `SWEEP_SCRIPT` (POSIX
-sh with grep; busybox is enough) inside the sandbox.
+Local sandboxes search the host's /proc here in Python (`_proc_scan`); remote ones run
+`sweep_argv`: the same search with the sandbox's python3, or `SWEEP_SCRIPT` in POSIX sh with
+grep (busybox is enough) where it has none.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import hashlib
 import os
 import re
 import secrets
-import signal
+from pathlib import Path
+
+from . import _proc_scan
 
 #: The environment variable every command runs with.
 RUN_ENV = "SANDLOT_RUN"
@@ -66,20 +69,9 @@ def _matches(entries: list[bytes], mark: str) -> bool:
 
 
 def host_pids(mark: str) -> list[int]:
-    """Processes on this host whose environment holds `mark` (see `grep_pattern`)."""
-    found: list[int] = []
-    me = os.getpid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as handle:
-                entries = handle.read().split(b"\0")
-        except OSError:  # gone, or not ours to read
-            continue
-        if _matches(entries, mark):
-            found.append(int(name))
-    return found
+    """Processes on this host whose environment holds `mark` (see `grep_pattern`), a process
+    inside `execve` included (`_proc_scan.marked`)."""
+    return _proc_scan.marked(lambda entries: _matches(entries, mark), os.getpid())
 
 
 async def host_sweep(mark: str) -> int:
@@ -89,21 +81,25 @@ async def host_sweep(mark: str) -> int:
         pids = host_pids(mark)
         if not pids:
             return killed
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                continue
+        killed += _proc_scan.kill_all(pids)
         await asyncio.sleep(_ROUND_PAUSE)
     return killed
 
 
-# $1 is `grep_pattern(mark)`. `grep -z` reads NUL-separated entries in one process per round;
-# a grep without -z (old busybox) gets each environment through `tr`. The script skips itself;
-# zombies have an empty environment and never match.
+# $1 is `grep_pattern(mark)`; $2, when given, is `_proc_scan`'s source: with python3 in the
+# sandbox it does the sweep, reading each environment once and waiting out a process inside
+# execve. Without python3 (or where it fails to run: exit codes other than 0 and 3) sh does
+# it: `grep -z` reads NUL-separated entries in one process per round; a grep without -z (old
+# busybox) gets each environment through `tr`. The script skips itself; zombies have an empty
+# environment and never match. sh cannot read each environment once for both questions (is
+# it marked, is it empty), so a process inside execve may hide from one round: an empty round
+# is trusted when the round after a pause agrees.
 SWEEP_SCRIPT = r"""
-pat=$1; me=$$; z=
+pat=$1; me=$$; z=; quiet=
+if [ -n "$2" ] && command -v python3 >/dev/null 2>&1; then
+  python3 -c "$2" "$pat"; rc=$?
+  case $rc in 0|3) exit $(( rc / 3 ));; esac
+fi
 if printf 'x\000' | grep -qz x 2>/dev/null; then z=1; fi
 n=0
 while [ "$n" -lt 50 ]; do
@@ -120,9 +116,19 @@ while [ "$n" -lt 50 ]; do
   fi
   live=
   for p in $pids; do [ "$p" = "$me" ] || live="$live $p"; done
-  [ -z "$live" ] && exit 0
-  kill -KILL $live 2>/dev/null
+  if [ -z "$live" ]; then [ -n "$quiet" ] && exit 0; quiet=1
+  else quiet=; kill -KILL $live 2>/dev/null; fi
   sleep 0.02 2>/dev/null || sleep 1
 done
 exit 1
 """
+
+
+def sweep_argv(mark: str) -> list[str]:
+    """The command that ends every process holding `mark` inside a sandbox: exit 0 once none
+    is left, 1 when it gave up."""
+    return ["sh", "-c", SWEEP_SCRIPT, "sh", grep_pattern(mark), _SCAN_SOURCE]
+
+
+_SCAN_SOURCE = Path(_proc_scan.__file__).read_text(encoding="utf-8")
+

@@ -48,12 +48,14 @@ from ._engine import SWEEP_TIMEOUT as SWEEP_TIMEOUT
 from ._engine import ByteSink as ByteSink
 from ._engine import Engine, Silence, await_exit, build_result, discard, sink
 from ._engine import ExecResult as ExecResult
+from ._engine import InteractiveSpec as InteractiveSpec
 from ._engine import LineCallback as LineCallback
 from ._engine import RunningCommand as RunningCommand
 from ._engine import SpawnSpec as SpawnSpec
 from ._engine import StdinSource as StdinSource
 from .errors import ConfigurationError, HostPathNotFoundError
 from .forward import ForwardAddress
+from .fswatch import FileWatch
 from .output import OutputCapture
 from .processes import DurableProcesses
 
@@ -128,6 +130,9 @@ class Sandbox(ABC):
     #: Whether ending a command searches for its marked processes before the backend's own
     #: group kill (see _MarkedCommand.kill).
     _sweep_before_kill = False
+    #: Whether sandlot's own operations (the file tools) may run in the sandbox's session
+    #: helper (adr/0042); a provider's `session_helper=False` sets it False.
+    _session_helper = True
 
     def __init__(self, *, provider: str, worktree: str, name: str) -> None:
         self.provider = provider
@@ -195,6 +200,17 @@ class Sandbox(ABC):
         )
         return spec, out, err, silence
 
+    def watch(self, path: str = ".", *, recursive: bool = True, queue_size: int = 10_000,
+              poll_interval: float = 0.5, force_poll: bool = False) -> FileWatch:
+        """Changes under `path` (relative to the worktree, or absolute) as `FileEvent`s:
+        `async for event in sandbox.watch("src")`, or `async with sandbox.watch(p) as w`
+        to know the watches are set before changing anything. inotify inside the sandbox
+        where it can, else polling every `poll_interval` s (`event.source` says which); at
+        most `queue_size` events wait for the consumer, then an `overflow` event says how many
+        were lost. It ends with its block, its `aclose()`, or this sandbox (adr/0052)."""
+        return FileWatch(self, path, recursive=recursive, queue_size=queue_size,
+                         poll_interval=poll_interval, force_poll=force_poll)
+
     @property
     def processes(self) -> DurableProcesses:
         """Durable processes: detached commands any program attached to this sandbox can
@@ -233,9 +249,9 @@ class Sandbox(ABC):
 
     async def _sweep(self, mark: str) -> None:
         """Backend hook: kill every process in the sandbox whose environment holds `mark`
-        (`_run_marks.grep_pattern`). The default runs the sweep script as a command."""
+        (`_run_marks.grep_pattern`). The default runs `_run_marks.sweep_argv` as a command."""
         spec = SpawnSpec(
-            argv=["sh", "-c", _run_marks.SWEEP_SCRIPT, "sh", _run_marks.grep_pattern(mark)],
+            argv=_run_marks.sweep_argv(mark),
             cwd="/",
             env={},
             sudo=False,
@@ -357,15 +373,15 @@ class Sandbox(ABC):
                 tty = os.isatty(stdin.fileno())
             except (OSError, ValueError, AttributeError):
                 tty = False
-        return await self._interactive(
-            args,
+        return await self._interactive(InteractiveSpec(
+            argv=args,
             cwd=workdir,
             env={**checked_env, _run_marks.RUN_ENV: self._engine.next_mark()},
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
             tty=tty,
-        )
+        ))
 
     # ---- ports ----------------------------------------------------------------------------
 
@@ -462,18 +478,8 @@ class Sandbox(ABC):
         """Start `spec` (stdin streamed then closed; stdout/stderr bytes to the sinks)."""
 
     @abstractmethod
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
-        """Run `argv` wired to the given streams, with a PTY when `tty`."""
+    async def _interactive(self, spec: InteractiveSpec) -> int:
+        """Run `spec.argv` wired to its streams, with a PTY when `spec.tty`."""
 
     @abstractmethod
     async def _close(self) -> None:

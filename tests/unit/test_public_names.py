@@ -66,13 +66,15 @@ PINNED: dict[str, list[str]] = {
     "sandlot.mcp_server": [
         "build_server", "tool_list",
     ],
+    "sandlot.fswatch": ["DEFAULT_QUEUE", "FileEvent", "FileWatch"],
+    "sandlot.feedback": ["DEFAULT_BUDGET", "FeedbackCheck", "FileFeedback", "check_file"],
     "sandlot.modes": [
         "Health", "MODES", "MODE_ENV", "Mode", "RunResult", "configured_mode", "detect_mode",
         "get_mode", "health", "run_code",
     ],
     "sandlot.processes": [
-        "DurableProcess", "DurableProcessInfo", "DurableProcesses", "EndedBy", "OutputChunk",
-        "ProcessRecordError", "ProcessState",
+        "DEFAULT_PATTERNS", "DurableProcess", "DurableProcessInfo", "DurableProcesses",
+        "EndedBy", "OutputChunk", "ProcessEvent", "ProcessRecordError", "ProcessState",
     ],
     "sandlot.sync": [
         "SyncDurableProcess", "SyncDurableProcesses", "SyncProcess", "SyncSandbox", "session",

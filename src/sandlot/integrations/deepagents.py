@@ -132,7 +132,8 @@ class SandlotBackend(SandboxBackendProtocol):
         # write/edit here are the framework's, with its own rules (write refuses an existing
         # file, edit needs no read first): the toolbox's read-tracker is not ours to satisfy,
         # so the backend calls the toolbox's lower-level, contained operations directly.
-        self._box = Toolbox(sandbox, {"root": self.root}, timeout=300.0)
+        # No post-edit feedback: the framework's write and edit results have no place for it.
+        self._box = Toolbox(sandbox, {"root": self.root}, timeout=300.0, feedback=False)
 
     def __repr__(self) -> str:
         return f"<SandlotBackend {self._id!r} root={self.root!r} on {self.sandbox!r}>"

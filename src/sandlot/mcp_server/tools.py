@@ -24,11 +24,12 @@ from ..errors import redact
 from ..tools import TOOLS, ErrorResult, Toolbox, ToolResult
 
 #: Tools that can destroy or replace what is in the workspace (MCP's destructiveHint).
-DESTRUCTIVE = frozenset({"write", "edit", "bash", "kill_shell", "run_code", "run_script"})
+DESTRUCTIVE = frozenset({"write", "edit", "bash", "kill_shell", "run_code", "run_script",
+                         "watch_process"})
 #: Tools whose repeated call with the same arguments changes nothing more.
 IDEMPOTENT = frozenset({"read", "glob", "grep", "write"})
 #: Tools that run arbitrary programs, which may reach beyond the sandbox's files.
-OPEN_WORLD = frozenset({"bash", "run_code", "run_script"})
+OPEN_WORLD = frozenset({"bash", "run_code", "run_script", "watch_process"})
 #: Calls that can run long: they send progress notifications while they run.
 LONG = frozenset({"bash", "run_code", "run_tests", "run_lint", "run_typecheck",
                   "run_failing_tests", "run_script"})

@@ -20,6 +20,7 @@ from .models import (
     WriteArgs,
 )
 from .verify_tools import RunScriptArgs, VerifyArgs
+from .watch_tools import WatchProcessArgs, WatchProcessEventsArgs
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,13 @@ TOOLS: dict[str, ToolSpec] = {
                  "results.", VerifyArgs, True),
         ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
                  "package manager.", RunScriptArgs, True),
+        ToolSpec("watch_process", "Start a command in the background and watch it for crash "
+                 "lines (panics, tracebacks, unhandled errors, segfaults, OOM kills, and your "
+                 "own patterns) and silence (idle_kill), or attach to one by process_id. It "
+                 "survives a dropped connection.", WatchProcessArgs, True),
+        ToolSpec("watch_process_events", "What a watched process did since a cursor: lines "
+                 "that matched a pattern, then how it ended (exit code, idle kill). Returns "
+                 "the cursor to pass next time.", WatchProcessEventsArgs, True),
     ]
 }
 

@@ -20,10 +20,12 @@ from pydantic import BaseModel, ValidationError
 
 from ..config_errors import describe
 from ..errors import SandlotError, ToolError
+from ..feedback.checks import DEFAULT_BUDGET, validate_budget
 from ..sandbox import Sandbox
 from ..workspaces import WorkspaceSet
 from .base import DEFAULT_EXCLUDES as DEFAULT_EXCLUDES
 from .base import ReadTracker as ReadTracker
+from .feedback_step import FeedbackStep
 from .file_tools import SEARCH_BYTES as SEARCH_BYTES
 from .file_tools import FileTools
 from .models import ErrorResult, ToolResult
@@ -34,9 +36,10 @@ from .safe_mode import Containment
 from .shell_tools import ShellTools
 from .shells import ShellRegistry
 from .verify_calls import VerifyTools
+from .watch_calls import WatchTools
 
 
-class Toolbox(FileTools, VerifyTools, ShellTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -46,7 +49,9 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
     `workspaces` is a `WorkspaceSet`, its operator form, a `{name: root}` mapping, or None
     (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob and grep
     only. `use_ripgrep=False` forces the portable search path even where rg is installed.
-    `env` is added to every command the tools run.
+    `env` is added to every command the tools run. After each write and edit the changed
+    file's format and lint checks run within `feedback_budget` seconds (`feedback=False`
+    turns that off; a call's own `feedback` argument wins).
     """
 
     def __init__(
@@ -67,6 +72,8 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         max_results: int = 500,
         bash_output_bytes: int = 30_000,
         edit_bytes: int = 16 << 20,
+        feedback: bool = True,
+        feedback_budget: float = DEFAULT_BUDGET,
     ) -> None:
         for name in exclude_dirs:
             if not name or "/" in name or name in (".", ".."):
@@ -86,6 +93,10 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         self.max_results = max_results
         self.bash_output_bytes = bash_output_bytes
         self.edit_bytes = edit_bytes
+        self.feedback = feedback
+        self.feedback_budget = validate_budget(feedback_budget)
+        #: Tools already said to be missing (each is said once per toolbox).
+        self._feedback_said = set()
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
         #: Called with each output line of a foreground bash or run_code while it runs (the

@@ -35,7 +35,9 @@ SUITES: dict[str, str] = {
     "forward": "bench.forward_bench",
     "deepagents": "bench.deepagents_bench",
     "template": "bench.template_bench",
+    "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
+    "observability": "bench.observability_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -40,6 +40,7 @@ PINNED: dict[str, list[str]] = {
         "ReadOnlyError", "RequirementsInstallError", "RuntimeNotFoundError", "SSHConnectError",
         "Sandbox", "SandboxClosed", "SandboxGitOutputError", "SandboxGoneError",
         "SandboxPausedError", "SandboxRepositoryError", "SandboxStartError", "SandlotError",
+        "Secret",
         "ServerAuthError", "ServerBusyError", "ServerInstallError", "ServerRateLimitedError",
         "ServerRejectedError", "ServerRequestError", "ServerTimeoutError", "ServerUnavailableError",
         "ServerUnreachableError", "SourceChangedError", "ToolError", "ToolNotFoundError",
@@ -63,6 +64,10 @@ PINNED: dict[str, list[str]] = {
         "diff", "pull_out", "push_in",
     ],
     "sandlot.integrations.deepagents": ["SandlotBackend", "SandlotProvider"],
+    "sandlot.integrations.openai_agents": [
+        "SandlotSandboxClient", "SandlotSandboxClientOptions", "SandlotSandboxSession",
+        "SandlotSandboxSessionState",
+    ],
     "sandlot.mcp_server": [
         "build_server", "tool_list",
     ],
@@ -76,6 +81,10 @@ PINNED: dict[str, list[str]] = {
         "DEFAULT_PATTERNS", "DurableProcess", "DurableProcessInfo", "DurableProcesses",
         "EndedBy", "OutputChunk", "ProcessEvent", "ProcessRecordError", "ProcessState",
     ],
+    "sandlot.secrets": [
+        "EnvText", "EnvValue", "GLOBAL", "Scrubber", "Secret", "SecretSet", "StreamScrubber",
+        "check_name", "marker", "reveal", "secret_from_spec", "secrets_from_specs",
+    ],
     "sandlot.sync": [
         "SyncDurableProcess", "SyncDurableProcesses", "SyncProcess", "SyncSandbox", "session",
     ],
@@ -85,8 +94,8 @@ PINNED: dict[str, list[str]] = {
     "sandlot.tools": [
         "BashOutputResult", "BashResult", "DEFAULT_EXCLUDES", "EditResult", "ErrorResult",
         "GlobResult", "GrepLine", "GrepResult", "KillShellResult", "ReadResult", "ReadTracker",
-        "RunCodeResult", "TOOLS", "ToolResult", "ToolSpec", "Toolbox", "VerifyResult",
-        "WriteResult",
+        "RunCodeResult", "SecretEnvResult", "TOOLS", "ToolResult", "ToolSpec", "Toolbox",
+        "VerifyResult", "WriteResult",
     ],
     "sandlot.verify": [
         "Detector", "Finding", "LintReport", "SUPPORTED", "ScriptResult", "SkippedTarget",

@@ -35,6 +35,7 @@ SUITES: dict[str, str] = {
     "forward": "bench.forward_bench",
     "deepagents": "bench.deepagents_bench",
     "snapshot": "bench.snapshot_bench",
+    "template": "bench.template_bench",
     "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
     "observability": "bench.observability_bench",

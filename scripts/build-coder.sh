@@ -7,12 +7,13 @@
 #   scripts/build-coder.sh            build (or reuse) and print the binary's path
 #   SANDLOT_CODER_VERSION=v2.x.y ...  another release (its `go` line must suit our Go)
 #
-# Why v2.27.0 (scripts/coder-version): the newest release found whose build works
-# with what is reachable here, and the first with `coder whoami -o json` (sandlot's
-# preflight; v2.26.0 has no --output on whoami). Its `go` line (1.24.6) suits our Go.
-# It needs one patch (below): a dependency of an experimental subcommand is refused
-# by the proxy. Others tried: v2.26.0 builds unpatched; v2.27.1 and v2.28.0 are
-# refused whole by the proxy; v2.27.3 is missing from the checksum database.
+# Releases (adr/0045): scripts/coder-version pins v2.30.0, the newest the module proxy serves
+# (its version list is refused; v2.30.1 and v2.31.0 are not served), built unpatched (its `go`
+# line, 1.25.6, suits our Go). scripts/coder-version-oldest names v2.27.0, the oldest supported:
+# the first with `coder whoami -o json` (sandlot's preflight; v2.26.0 has no --output on
+# whoami). v2.27.0 needs one patch (below): a dependency of an experimental subcommand is
+# refused by the proxy. Others tried: v2.26.0 builds unpatched; v2.27.1 and v2.28.0 are refused
+# whole by the proxy; v2.27.3 is missing from the checksum database.
 #
 # Why not `go install ...@version`: coder's go.mod has `replace` directives, which
 # `go install` refuses; so the module is downloaded, copied somewhere writable and

@@ -14,6 +14,7 @@ from tests import backends
 #: starts one real Coder deployment and one private Docker engine, not one per worker.
 _RESOURCE_GROUPS = (
     ("real-coder", re.compile(r"tests/realcoder/|\[(?:[^\]]*-)?(?:coder-)?real(?:-[^\]]*)?\]")),
+    ("template", re.compile(r"tests/template/")),
     ("docker", re.compile(r"docker")),
 )
 

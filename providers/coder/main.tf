@@ -34,6 +34,26 @@ variable "image_versions" {
   }
 }
 
+# ---- for hosts without internet or a bridge network (tests/template); defaults = production ----
+
+variable "workspace_image" {
+  description = "An image already on the workspaces' Docker engine to use instead of building ./image (empty: build ./image)."
+  type        = string
+  default     = ""
+}
+
+variable "network_mode" {
+  description = "The container's Docker network mode (empty: the engine's default, a bridge; \"host\" on an engine without one)."
+  type        = string
+  default     = ""
+}
+
+variable "host_gateway" {
+  description = "What host.docker.internal resolves to inside the container (\"host-gateway\": the Docker host; 127.0.0.1 with network_mode = \"host\")."
+  type        = string
+  default     = "host-gateway"
+}
+
 provider "coder" {}
 
 provider "docker" {
@@ -109,6 +129,16 @@ data "coder_parameter" "extra_packages" {
   }
 }
 
+data "coder_parameter" "ci_mode" {
+  name         = "ci_mode"
+  display_name = "CI mode"
+  description  = "Sets CI=true in the workspace, so test runners and package managers behave as in CI (no prompts, no watch mode, plain output)."
+  type         = "bool"
+  default      = "false"
+  mutable      = true
+  order        = 4
+}
+
 # ---- presets: named parameter sets (`coder create --preset NAME`, sandlot preset=NAME) ------
 
 data "coder_workspace_preset" "small" {
@@ -130,6 +160,15 @@ data "coder_workspace_preset" "large" {
   }
 }
 
+data "coder_workspace_preset" "ci" {
+  name        = "ci"
+  description = "1 CPU, CI=true: one job of a fan-out, as in CI (memory left to choose)."
+  parameters = {
+    (data.coder_parameter.cpu_cores.name) = "1"
+    (data.coder_parameter.ci_mode.name)   = "true"
+  }
+}
+
 # ---- the agent -----------------------------------------------------------------------------
 
 resource "coder_agent" "main" {
@@ -140,12 +179,12 @@ resource "coder_agent" "main" {
   # reads it from `coder list -o json` as `directory`.)
   dir = local.project_dir
 
-  env = {
+  env = merge({
     GOTOOLCHAIN = "local"
     # Caches on the home volume, so they survive stop/start.
     GOCACHE    = "${local.home}/.cache/go-build"
     GOMODCACHE = "${local.home}/go/pkg/mod"
-  }
+  }, tobool(data.coder_parameter.ci_mode.value) ? tomap({ CI = "true" }) : tomap({}))
 
   metadata {
     key          = "toolchains"
@@ -198,6 +237,8 @@ resource "coder_script" "prepare" {
       exit 1
     fi
     go version; node --version; python3 --version; cargo --version
+    # Written last: what ran before login can be checked from the first command on.
+    date -u +%Y-%m-%dT%H:%M:%SZ > "${local.project_dir}/.sandlot/prepared"
     echo "sandlot workspace ready"
   EOT
 }
@@ -205,7 +246,8 @@ resource "coder_script" "prepare" {
 # ---- the container -------------------------------------------------------------------------
 
 resource "docker_image" "workspace" {
-  name = "sandlot-workspace:${substr(sha1(join(",", [filesha1("${path.module}/image/Dockerfile"), jsonencode(var.image_versions)])), 0, 12)}"
+  count = var.workspace_image == "" ? 1 : 0
+  name  = "sandlot-workspace:${substr(sha1(join(",", [filesha1("${path.module}/image/Dockerfile"), jsonencode(var.image_versions)])), 0, 12)}"
   build {
     context    = "${path.module}/image"
     build_args = var.image_versions
@@ -216,6 +258,17 @@ resource "docker_image" "workspace" {
     versions = jsonencode(var.image_versions)
   }
   keep_locally = true
+}
+
+# Templates pushed before workspace_image existed had the image without a count.
+moved {
+  from = docker_image.workspace
+  to   = docker_image.workspace[0]
+}
+
+locals {
+  image_id   = var.workspace_image != "" ? var.workspace_image : docker_image.workspace[0].image_id
+  image_name = var.workspace_image != "" ? var.workspace_image : docker_image.workspace[0].name
 }
 
 resource "docker_volume" "home" {
@@ -237,7 +290,7 @@ resource "docker_volume" "home" {
 resource "docker_container" "workspace" {
   # Stopping a workspace removes the container; the home volume stays.
   count    = data.coder_workspace.me.start_count
-  image    = docker_image.workspace.image_id
+  image    = local.image_id
   name     = local.container_name
   hostname = data.coder_workspace.me.name
   user     = local.username
@@ -248,11 +301,12 @@ resource "docker_container" "workspace" {
   cpus       = data.coder_parameter.cpu_cores.value
   memory     = data.coder_parameter.memory_gb.value * 1024
   # An init as PID 1 reaps what killed commands leave behind.
-  init = true
+  init         = true
+  network_mode = var.network_mode != "" ? var.network_mode : null
 
   host {
     host = "host.docker.internal"
-    ip   = "host-gateway"
+    ip   = var.host_gateway
   }
   volumes {
     container_path = local.home
@@ -274,7 +328,7 @@ resource "coder_metadata" "workspace" {
   resource_id = docker_container.workspace[0].id
   item {
     key   = "image"
-    value = docker_image.workspace.name
+    value = local.image_name
   }
   item {
     key   = "project directory"

@@ -14,11 +14,18 @@ if [ -n "${SANDLOT_SKIP_CODER_BUILD:-}" ]; then
   echo "coder-real: SANDLOT_SKIP_CODER_BUILD set, not building the coder binary"
   exit 0
 fi
-log=$(mktemp -t sandlot-build-coder.XXXXXX.log)
-if ! scripts/build-coder.sh >"$log" 2>&1; then
-  echo "coder-real: building the coder binary failed; log tail:" >&2
-  tail -n 40 "$log" >&2
+# Two releases: the pin (scripts/coder-version, the newest the module proxy serves; the whole
+# real tier runs on it) and the oldest supported (scripts/coder-version-oldest; a named subset
+# runs on it, see tests/realcoder/README.md). Each is cached on its own.
+for version in "$(cat scripts/coder-version)" "$(cat scripts/coder-version-oldest)"; do
+  log=$(mktemp -t sandlot-build-coder.XXXXXX.log)
+  start=$SECONDS
+  if ! SANDLOT_CODER_VERSION=$version scripts/build-coder.sh >"$log" 2>&1; then
+    echo "coder-real: building coder $version failed; log tail:" >&2
+    tail -n 40 "$log" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  echo "coder-real: coder $version ready ($((SECONDS - start))s)"
   rm -f "$log"
-  exit 1
-fi
-rm -f "$log"
+done

@@ -582,7 +582,8 @@ class CoderCLIError(ProviderError):
     """A `coder` command failed in a way no more specific error describes.
 
     `argv` is the command (never holding a secret: tokens travel in the environment),
-    `exit_code` its status and `stderr` the tail of what it printed.
+    `exit_code` its status, `stderr` and `stdout` the tails of what it printed (stdout is
+    where `coder create` / `start` stream the build log; it is not repeated in the message).
     """
 
     def __init__(
@@ -592,12 +593,14 @@ class CoderCLIError(ProviderError):
         argv: list[str] | None = None,
         exit_code: int | None = None,
         stderr: str = "",
+        stdout: str = "",
         provider: str = "coder",
         sandbox: str = "",
     ) -> None:
         self.argv = [redact(a) for a in (argv or [])]
         self.exit_code = exit_code
         self.stderr = _tail(stderr)
+        self.stdout = _tail(stdout)
         detail = f"\nstderr (tail):\n{self.stderr}" if self.stderr else ""
         super().__init__(f"{message}{detail}", provider=provider, sandbox=sandbox)
 
@@ -607,19 +610,28 @@ class CoderWorkspaceNotFoundError(CoderCLIError, SandboxStartError):
 
 
 class CoderBuildFailedError(CoderCLIError, SandboxStartError):
-    """A workspace build (create, start) failed; `job_error` holds the provisioner's reason."""
+    """A workspace build (create, start) failed.
+
+    `job_error` holds the provisioner's one-line reason (often just "terraform apply: exit
+    status 1"); `build_log` the tail of the build log the CLI streamed, where the provisioner
+    says what went wrong (Terraform's `Error:` lines). Both are in the message too.
+    """
 
     def __init__(
         self,
         message: str,
         *,
         job_error: str = "",
+        build_log: str = "",
         argv: list[str] | None = None,
         exit_code: int | None = None,
         stderr: str = "",
         sandbox: str = "",
     ) -> None:
         self.job_error = redact(job_error)
+        self.build_log = _tail(build_log, 3000)
+        if self.build_log:
+            message = f"{message}\nbuild log (tail):\n{self.build_log}"
         super().__init__(message, argv=argv, exit_code=exit_code, stderr=stderr, sandbox=sandbox)
 
 

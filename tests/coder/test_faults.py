@@ -151,6 +151,9 @@ async def test_build_that_fails(fake: FakeDeployment) -> None:
     assert caught.value.job_error == "terraform apply: exit status 1"
     assert "terraform apply: exit status 1" in str(caught.value)
     assert caught.value.exit_code == 1
+    # The build log's tail, as the CLI streamed it, is kept and shown.
+    assert "Planning infrastructure" in caught.value.build_log
+    assert "build log (tail):" in str(caught.value)
     assert fake.find("fault") is None
 
 

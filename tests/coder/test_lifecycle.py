@@ -17,6 +17,8 @@ import pytest
 
 from sandlot import CoderAgentSelectionError, CoderCLIError
 from sandlot.backends.coder.sandbox import CoderSandbox
+from sandlot.testing.deployment import RELEASES
+from tests.realcoder.harness import pinned_version
 
 from .deployment import MULTI, PARAMS, PLAIN, SINGLE, ArgvRecorder, Deployment
 
@@ -100,24 +102,30 @@ async def test_create_with_every_option(
         "--parameter", "region=us", "--rich-parameter-file", str(parameter_file),
         "--preset", "fast", "--org", deployment.organization, "--yes",
     ]  # fmt: skip
-    # (--use-parameter-defaults is newer than the pinned release: tests/coder/test_releases.py)
+    # (--use-parameter-defaults exists from v2.28 on: tests/coder/test_releases.py)
     assert deployment.find(name) is None
 
 
-async def test_use_parameter_defaults_on_the_pinned_release_says_to_upgrade(
-    deployment: Deployment,
-) -> None:
-    """The pinned release (v2.27.0) has no `--use-parameter-defaults`: on the real CLI as on the
-    fake, the option gives a typed error that says to upgrade, and no workspace is made."""
+async def test_use_parameter_defaults_as_the_release_has_it(deployment: Deployment) -> None:
+    """`--use-parameter-defaults` exists from v2.28 on: on v2.30.0 (the pin, and the fake's
+    default) the defaults are taken and the workspace is made; on v2.27.0 (the oldest
+    supported, scripts/coder-version-oldest) the option gives a typed error that says to
+    upgrade, and no workspace is made."""
     name = fresh_name("dflt")
     provider = deployment.provider(
         template=deployment.template(PARAMS), preset="none", use_parameter_defaults=True,
         workspace_name=name, on_close="delete",
     )  # fmt: skip
-    with pytest.raises(
-        CoderCLIError, match=r"does not know the flag --use-parameter-defaults.*upgrade the coder"
-    ):
-        await provider.create()
+    release = pinned_version() if deployment.kind == "real" else RELEASES[0]
+    if release == "v2.27.0":
+        with pytest.raises(
+            CoderCLIError,
+            match=r"does not know the flag --use-parameter-defaults.*upgrade the coder",
+        ):
+            await provider.create()
+    else:
+        async with provider.session() as sandbox:
+            assert (await sandbox.exec("true")).exit_code == 0
     assert deployment.find(name) is None
 
 

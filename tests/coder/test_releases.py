@@ -1,8 +1,8 @@
 """Options that only some coder releases have, on the fake set to emulate each release.
 
-The pinned release (v2.27.0) does not know `coder create --use-parameter-defaults`
-(tests/fixtures/coder-cli/create-unknown-flag.json); the fake rejects it the same way unless
-`set_use_parameter_defaults(True)` emulates a newer release.
+The oldest supported release (v2.27.0) does not know `coder create --use-parameter-defaults`
+(tests/fixtures/coder-cli/older/v2.27.0/create-unknown-flag.json); the fake follows the newest
+(v2.30.0), which has it, and rejects it the same way after `set_release("v2.27.0")`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from .deployment import PARAMS, ArgvRecorder, FakeDeployment
 pytestmark = pytest.mark.anyio
 
 
-async def test_use_parameter_defaults_on_the_pinned_release_says_to_upgrade(
+async def test_use_parameter_defaults_on_the_oldest_release_says_to_upgrade(
     fake: FakeDeployment,
 ) -> None:
+    fake.fake.set_release("v2.27.0")
     provider = fake.provider(
         template=fake.template(PARAMS), preset="none", use_parameter_defaults=True,
         workspace_name="old-cli", on_close="delete",
@@ -35,7 +36,6 @@ async def test_use_parameter_defaults_on_the_pinned_release_says_to_upgrade(
 async def test_use_parameter_defaults_on_a_release_that_has_it(
     fake: FakeDeployment, tmp_path: Path
 ) -> None:
-    fake.fake.set_use_parameter_defaults(True)
     recorder = ArgvRecorder(fake.binary, tmp_path)
     provider = fake.provider(
         template=fake.template(PARAMS), preset="none", use_parameter_defaults=True,

@@ -156,7 +156,7 @@ def test_template_plans_a_workspace_on_a_real_engine(workdir: Path, tmp_path: Pa
     host = docker_backend.engine().host
     planned = _plan(workdir, tmp_path, host)
     assert set(planned) == {
-        "coder_agent.main", "coder_script.prepare", "docker_image.workspace",
+        "coder_agent.main", "coder_script.prepare", "docker_image.workspace[0]",
         "docker_volume.home", "docker_container.workspace[0]", "coder_metadata.workspace[0]",
     }  # fmt: skip
     agent = planned["coder_agent.main"]
@@ -168,7 +168,10 @@ def test_template_plans_a_workspace_on_a_real_engine(workdir: Path, tmp_path: Pa
     assert container["cpus"] == "2" and container["memory"] == 4096
     assert container["user"] == "coder" and container["init"] is True
     assert [v["container_path"] for v in container["volumes"]] == ["/home/coder"]
-    image = planned["docker_image.workspace"]
+    # The production defaults of the test-host variables: a bridge, the Docker host's gateway.
+    assert container.get("network_mode") in (None, "bridge")
+    assert container["host"] == [{"host": "host.docker.internal", "ip": "host-gateway"}]
+    image = planned["docker_image.workspace[0]"]
     assert image["build"][0]["build_args"]["GO_VERSION"]
     # A stopped workspace keeps its volume and image, but has no container.
     stopped = _plan(workdir, tmp_path, host, CODER_WORKSPACE_TRANSITION="stop")

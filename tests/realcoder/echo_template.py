@@ -7,7 +7,8 @@ else `<i>.<step>.protobuf`, for i = 0, 1, ... until a file is missing; `Log`
 messages become build log lines, and the first `*Complete` message ends the step.
 Steps: `parse` (transition "unspecified"), `plan` and `apply` (transitions
 "start", "stop", "destroy": the proto enum's names, lower-cased; the API calls
-the last one "delete").
+the last one "delete"); from v2.30 also `init` (no transition) and `graph`
+(per transition), which then carries the resources, parameters and presets.
 
 We write per-transition files so a workspace looks like a Terraform one: the
 start transition has a compute resource carrying the agents, stop keeps only a
@@ -153,13 +154,26 @@ def write_template(pb: Any, spec: EchoTemplate, dest: Path) -> Path:
         for name, values in spec.presets
     ]
     put("0.parse.protobuf", pb.Response(parse=pb.ParseComplete()))
+    # Releases from v2.30 split a build into init, plan, apply and graph: resources, parameters
+    # and presets moved from plan/apply to graph (the .proto of the release says which).
+    staged = hasattr(pb, "GraphComplete")
+    if staged:
+        put("0.init.protobuf", pb.Response(init=pb.InitComplete()))
     for transition, res in resources.items():
         put(f"0.{transition}.plan.protobuf", log(f"echo: planning {transition}"))
+        put(f"0.{transition}.apply.protobuf", log(f"echo: applying {transition}"))
+        if staged:
+            put(f"1.{transition}.plan.protobuf", pb.Response(plan=pb.PlanComplete(plan=b"{}")))
+            put(f"1.{transition}.apply.protobuf", pb.Response(apply=pb.ApplyComplete()))
+            graph = pb.GraphComplete(resources=res, parameters=parameters)
+            if transition == "start":
+                graph.presets.extend(presets)
+            put(f"0.{transition}.graph.protobuf", pb.Response(graph=graph))
+            continue
         plan = pb.PlanComplete(resources=res, plan=b"{}", parameters=parameters)
         if transition == "start":
             plan.presets.extend(presets)
         put(f"1.{transition}.plan.protobuf", pb.Response(plan=plan))
-        put(f"0.{transition}.apply.protobuf", log(f"echo: applying {transition}"))
         put(
             f"1.{transition}.apply.protobuf",
             pb.Response(apply=pb.ApplyComplete(resources=res, parameters=parameters)),

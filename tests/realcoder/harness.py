@@ -136,6 +136,8 @@ class RealCoder:
         templates: Sequence[EchoTemplate] = DEFAULT_TEMPLATES,
         username: str = "sandlot",
         server_timeout: float = 180.0,
+        server_env: Mapping[str, str] | None = None,
+        local_agents: bool = True,
     ) -> None:
         found = binary or cached_binary()
         if found is None:
@@ -157,6 +159,11 @@ class RealCoder:
         self.session_token = ""
         self.timings: dict[str, float] = {}
         self._server_timeout = server_timeout
+        # Added to (and overriding) the server's environment: tests/template runs the
+        # Terraform provisioner this way, with its CLI config and PATH.
+        self._server_env_extra = dict(server_env or {})
+        # False when the workspaces' agents run elsewhere (in the template tier's containers).
+        self._local_agents = local_agents
         self._root: Path | None = None
         self._pg: Postgres | None = None
         self._server: Service | None = None
@@ -299,6 +306,9 @@ class RealCoder:
             for version in spec.versions or ("v1",):
                 self._push_template(spec, version)
         t = self._timed("templates", t)
+        if not self._local_agents:
+            self._timed("total_start", t0)
+            return
 
         self._agents = AgentSupervisor(
             binary=self.binary,
@@ -332,6 +342,7 @@ class RealCoder:
                     "CODER_DANGEROUS_DISABLE_RATE_LIMITS": "true",
                 }
             )
+            env.update(self._server_env_extra)
             self._server = Service(
                 name="coder server",
                 argv=[

@@ -26,13 +26,20 @@ from .support import make_coder
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "coder-cli"
 
 
-def recorded_cases() -> dict[str, dict[str, Any]]:
-    """Every recorded case by name (empty until the recordings exist)."""
-    if not FIXTURES.is_dir():
+#: The oldest supported release, recorded beside the pin's recordings; the fake emulates it
+#: with `set_release` (scripts/coder-version-oldest names it).
+OLDEST = "v2.27.0"
+
+
+def recorded_cases(release: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every recorded case by name (empty until the recordings exist): the pinned release's,
+    or `release`'s under older/."""
+    where = FIXTURES / "older" / release if release else FIXTURES
+    if not where.is_dir():
         return {}
     return {
         path.stem: json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted(FIXTURES.glob("*.json"))
+        for path in sorted(where.glob("*.json"))
         if path.name != "INDEX.json"
     }
 
@@ -45,16 +52,19 @@ def normalize_recorded(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def replay(username: str) -> dict[str, dict[str, Any]]:
+def replay(username: str, release: str | None = None) -> dict[str, dict[str, Any]]:
     """Run the recorder's sequence against a fresh fake deployment; return results by case.
 
-    The fake runs with its default settings: they are the pinned release's behaviour.
+    The fake runs with its default settings (the pinned, newest release's behaviour), or
+    emulates `release` (`set_release`).
     """
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="sandlot-replay-") as tmp:
         root = Path(tmp)
         coder = make_coder(root / "deployment", root / "bin", username=username)
         fake = coder.deployment
+        if release:
+            fake.set_release(release)
         home = "~/project"  # every agent of the harness's templates works there
         fake.add_template("echo-single", agents=[AgentSpec("main", directory=home)])
         two = [AgentSpec("main", directory=home), AgentSpec("aux", directory=home)]

@@ -15,13 +15,23 @@ import pytest
 from . import recorded
 
 CASES = recorded.recorded_cases()
+OLDEST_CASES = recorded.recorded_cases(recorded.OLDEST)
+
+
+def _username(cases: dict[str, dict[str, Any]]) -> str:
+    whoami = (cases.get("whoami-json") or {}).get("stdout_json") or [{}]
+    name: str = whoami[0].get("username", "admin")
+    return name
 
 
 @pytest.fixture(scope="module")
 def replayed() -> dict[str, dict[str, Any]]:
-    whoami = (CASES.get("whoami-json") or {}).get("stdout_json") or [{}]
-    username = whoami[0].get("username", "admin")
-    return recorded.replay(username)
+    return recorded.replay(_username(CASES))
+
+
+@pytest.fixture(scope="module")
+def replayed_oldest() -> dict[str, dict[str, Any]]:
+    return recorded.replay(_username(OLDEST_CASES), recorded.OLDEST)
 
 
 def _agents(ws: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -64,8 +74,18 @@ def _compare_workspaces(real: list[dict[str, Any]], fake: list[dict[str, Any]]) 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_fake_matches_recording(name: str, replayed: dict[str, dict[str, Any]]) -> None:
-    real = recorded.normalize_recorded(CASES[name])
-    fake = replayed[name]
+    _compare(recorded.normalize_recorded(CASES[name]), replayed[name], name)
+
+
+@pytest.mark.parametrize("name", sorted(OLDEST_CASES))
+def test_fake_as_the_oldest_release_matches_its_recording(
+    name: str, replayed_oldest: dict[str, dict[str, Any]]
+) -> None:
+    """With set_release("v2.27.0"), the fake matches that release's recordings too."""
+    _compare(recorded.normalize_recorded(OLDEST_CASES[name]), replayed_oldest[name], name)
+
+
+def _compare(real: dict[str, Any], fake: dict[str, Any], name: str) -> None:
     assert fake["argv"] == real["argv"]
     assert fake["exit_code"] == real["exit_code"], fake["stderr"]
     if name.startswith("ssh-stdio"):

@@ -46,6 +46,7 @@ WORKSPACE_KEYS = [
     "favorite",
     "next_start_at",
     "is_prebuild",
+    "task_id",  # v2.30.0
 ]
 BUILD_KEYS = [
     "id",
@@ -85,6 +86,7 @@ JOB_KEYS = [
     "queue_position",
     "queue_size",
     "organization_id",
+    "initiator_id",  # v2.30.0
     "input",
     "type",
     "metadata",
@@ -272,14 +274,17 @@ def test_parameters_are_prompted_for_like_the_real_cli(coder: Coder, tmp_path: P
     result = coder.run("create", "p1", "-t", "params", "--yes", *none)
     assert result.code == 1
     assert result.stdout == (
-        'No preset applied.region\n  Where\n\n> Enter a value (default: "eu-west"): '
+        'No preset applied.\nregion\n  Where\n\n> Enter a value (default: "eu-west"): '
     )
     assert result.stderr.endswith("error: prepare build: EOF\n")
-    # v2.27.0 has no --use-parameter-defaults: an unknown flag
+    # v2.27.0 has no newline after the preset line, and no --use-parameter-defaults
+    coder.deployment.set_release("v2.27.0")
+    result = coder.run("create", "p1", "-t", "params", "--yes", *none)
+    assert result.stdout.startswith("No preset applied.region\n")
     result = coder.run("create", "p1", "-t", "params", "--yes", *none, "--use-parameter-defaults")
     assert (result.code, result.stdout) == (1, "")
     assert result.stderr.endswith('"coder create": unknown flag: --use-parameter-defaults\n')
-    coder.deployment.set_use_parameter_defaults(True)  # a newer release
+    coder.deployment.set_release("v2.30.0")  # the newest, which has it
     # defaults fill `region`, but `size` has none
     result = coder.run("create", "p1", "-t", "params", "--yes", *none, "--use-parameter-defaults")
     assert result.stderr.endswith("error: prepare build: EOF\n")

@@ -55,9 +55,12 @@ The Python API (`FakeCoderDeployment`):
   ``fail_next_build(error, transition="start")``, ``drop_connection_on(marker, times=None)``,
   ``revoke_sessions()`` / ``restore_sessions()`` (401: signed out), ``kill_agent(workspace)``,
   ``clear_faults()``.
-- Settings for release differences (the defaults are v2.27.0's): ``set_empty_list_json(False)``
-  (empty stdout instead of `[]` when there is no workspace, as older releases),
-  ``set_use_parameter_defaults(True)`` (`create --use-parameter-defaults`, releases after v2.27),
+- Which release it follows: **coder v2.30.0**, the newest sandlot is tested on (its CLI recorded
+  in tests/fixtures/coder-cli/ by scripts/record-coder-cli.py); ``set_release("v2.27.0")``
+  emulates the oldest supported release (recorded in tests/fixtures/coder-cli/older/v2.27.0/:
+  no ``create --use-parameter-defaults``, "No preset applied." without a newline).
+  Single settings: ``set_empty_list_json(False)`` (empty stdout instead of `[]` when there is
+  no workspace, as releases before v2.26), ``set_use_parameter_defaults(False)``,
   ``set_accept_workspace_ids(True)`` (UUIDs for lifecycle commands).
 - ``shutdown()``: kill every agent process (also on ``with`` exit). Always call it in teardown.
 

@@ -16,6 +16,8 @@ from .._tree import remove_tree
 from .fakecoder import bootstrap, builds, faults, model, shapes, state, transient, zygote
 
 DEFAULT_URL = "https://coder.sandlot.invalid"
+#: The releases the fake can emulate (set_release); the first is the default.
+RELEASES = ("v2.30.0", "v2.27.0")
 _ALNUM = string.ascii_letters + string.digits
 
 
@@ -122,13 +124,15 @@ class FakeCoderDeployment:
             "templates": {},
             "workspaces": {},
             "faults": {},
-            # The pinned release (v2.27.0) prints `[]` for an empty JSON list
-            # (tests/fixtures/coder-cli/list-empty.json) and has no --use-parameter-defaults
-            # (create-unknown-flag.json).
+            # The newest release sandlot is tested on (v2.30.0, tests/fixtures/coder-cli/):
+            # `[]` for an empty JSON list (list-empty.json), `create --use-parameter-defaults`
+            # (create-unknown-flag.json: accepted, then the preset prompt fails as without it).
+            # set_release("v2.27.0") emulates the oldest supported release instead.
             "settings": {
                 "empty_list_json": True,
                 "accept_workspace_ids": False,
-                "use_parameter_defaults": False,
+                "use_parameter_defaults": True,
+                "release": "v2.30.0",
             },
             "halted": False,
         }
@@ -492,11 +496,21 @@ class FakeCoderDeployment:
         with state.locked(self.root) as st:
             st["settings"]["empty_list_json"] = enabled
 
-    def set_use_parameter_defaults(self, enabled: bool) -> None:
-        """Emulate a release after v2.27 that has `coder create --use-parameter-defaults`.
+    def set_release(self, version: str) -> None:
+        """Emulate one of the two releases sandlot is tested on: "v2.30.0" (the default, the
+        newest) or "v2.27.0" (the oldest supported; tests/fixtures/coder-cli/older/v2.27.0/):
+        no `--use-parameter-defaults`, and "No preset applied." without a newline."""
+        if version not in RELEASES:
+            raise ValueError(f"unknown release {version!r}; choose from {', '.join(RELEASES)}")
+        with state.locked(self.root) as st:
+            st["settings"]["release"] = version
+            st["settings"]["use_parameter_defaults"] = version != "v2.27.0"
 
-        Off by default: the pinned v2.27.0 rejects the flag like any unknown flag
-        (tests/fixtures/coder-cli/create-unknown-flag.json).
+    def set_use_parameter_defaults(self, enabled: bool) -> None:
+        """Whether `coder create --use-parameter-defaults` exists (releases after v2.27).
+
+        On by default (v2.30.0); off, the flag is rejected like any unknown flag, as v2.27.0
+        does (tests/fixtures/coder-cli/older/v2.27.0/create-unknown-flag.json).
         """
         with state.locked(self.root) as st:
             st["settings"]["use_parameter_defaults"] = enabled

@@ -231,6 +231,7 @@ class CoderCLI:
             "stderr": stderr,
             "sandbox": sandbox,
         }
+        stdout_common = {**common, "stdout": result.stdout}
         if _NOT_LOGGED_IN.search(stderr):
             raise CoderNotLoggedInError(
                 f"`{shown}`: the coder CLI is not logged in ({reason}). Run `coder login <url>`, "
@@ -269,7 +270,7 @@ class CoderCLI:
                 **common,  # type: ignore[arg-type]
             )
         raise CoderCLIError(f"`{shown}` failed with exit status {result.exit_code}: {reason}",
-                            **common)  # type: ignore[arg-type]
+                            **stdout_common)  # type: ignore[arg-type]
 
     # ---- the commands the backend uses ---------------------------------------------------
 

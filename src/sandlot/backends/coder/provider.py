@@ -555,6 +555,8 @@ def _build_failed(
         f"{build.status}" + (f": {job_error}" if job_error else "")
         + "; see the build log in the Coder dashboard",
         job_error=job_error,
+        # The CLI streamed the build log to stdout; its tail holds the provisioner's words.
+        build_log=cause.stdout if cause else "",
         argv=cause.argv if cause else None,
         exit_code=cause.exit_code if cause else None,
         stderr=cause.stderr if cause else "",

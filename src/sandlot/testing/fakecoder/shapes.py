@@ -83,6 +83,13 @@ def job(st: state.State, ws: dict[str, Any], at: float) -> dict[str, Any]:
             "queue_position": 0,
             "queue_size": 0,
             "organization_id": ws["organization_id"],
+        }
+    )
+    if st["settings"].get("release", "v2.30.0") != "v2.27.0":
+        # v2.30.0 names who started the job (tests/fixtures/coder-cli/list-running.json).
+        out["initiator_id"] = build.get("initiator_id") or ws["owner_id"]
+    out.update(
+        {
             "input": {"workspace_build_id": build["id"]},
             "type": "workspace_build",
             "metadata": {
@@ -92,7 +99,7 @@ def job(st: state.State, ws: dict[str, Any], at: float) -> dict[str, Any]:
                 "template_display_name": "",
                 "template_icon": "",
             },
-            "logs_overflowed": False,  # v2.27.0 (tests/fixtures/coder-cli/list-running.json)
+            "logs_overflowed": False,  # v2.27.0 (older/v2.27.0/list-running.json)
         }
     )
     return out
@@ -297,10 +304,13 @@ def workspace(st: state.State, ws: dict[str, Any], at: float) -> dict[str, Any]:
             "allow_renames": False,
             "favorite": False,
             "next_start_at": None,
-            # v2.27.0 adds is_prebuild (tests/fixtures/coder-cli/list-running.json).
+            # v2.27.0 adds is_prebuild (tests/fixtures/coder-cli/older/v2.27.0/list-running.json).
             "is_prebuild": False,
         }
     )
+    if st["settings"].get("release", "v2.30.0") != "v2.27.0":
+        # v2.30.0 adds task_id, null outside AI tasks (tests/fixtures/coder-cli/list-running.json).
+        out["task_id"] = None
     return out
 
 

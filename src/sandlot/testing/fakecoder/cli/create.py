@@ -37,7 +37,8 @@ def _check_org(inv: Invocation, st: state.State) -> None:
 def _choose_preset(inv: Invocation, template: dict[str, Any]) -> tuple[dict[str, str], str | None]:
     """cli/create.go preset selection: values to apply and the preset's id.
 
-    With presets, `--preset none` prints "No preset applied." (no newline), a named one prints
+    With presets, `--preset none` prints "No preset applied." (and a newline from v2.30 on;
+    none in v2.27), a named one prints
     its values, and none given needs a terminal to choose: without one the real CLI fails
     (tests/fixtures/coder-cli/create-params-no-preset.json, -preset-none.json, -preset.json).
     """
@@ -45,7 +46,8 @@ def _choose_preset(inv: Invocation, template: dict[str, Any]) -> tuple[dict[str,
     preset_name = inv.parsed.text("preset")
     if preset_name.lower() == "none":
         if presets:
-            inv.stdout.write("No preset applied.")
+            older = state.load(inv.root)["settings"].get("release") == "v2.27.0"
+            inv.stdout.write("No preset applied." if older else "No preset applied.\n")
         return {}, None
     if not preset_name:
         if presets:

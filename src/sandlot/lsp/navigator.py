@@ -137,11 +137,24 @@ class LanguageServers:
 
     async def _request(self, server: LanguageServer, deadline: float, method: str,
                        params: Any) -> Any:
-        await server.settle(deadline, self._budget(server))
+        for attempt in (1, 2):
+            await server.settle(deadline, self._budget(server))
+            begun = server.progress.begun
+            result = await self._send(server, deadline, method, params)
+            # An empty answer while the server began loading (typescript-language-server
+            # starts loading the project only when the first file opens, and answers [] until
+            # it is done) is no answer: wait for the load to end and ask once more.
+            if result or attempt == 2 or (server.progress.begun == begun and not server.busy()):
+                break
+        self._warm.add(id(server))
+        return result
+
+    async def _send(self, server: LanguageServer, deadline: float, method: str,
+                    params: Any) -> Any:
         assert server.connection is not None
         left = deadline - time.monotonic()
         try:
-            result = await server.connection.request(method, params, timeout=max(left, 0.01))
+            return await server.connection.request(method, params, timeout=max(left, 0.01))
         except TimeoutError:
             what = server.busy() or server.progress.last or "no progress reported"
             raise LanguageServerTimeoutError(
@@ -152,8 +165,6 @@ class LanguageServers:
         except LanguageServerCrashedError:
             self._warm.discard(id(server))
             raise
-        self._warm.add(id(server))
-        return result
 
     def _budget(self, server: LanguageServer) -> float:
         return self.request_timeout if id(server) in self._warm else self.index_timeout
@@ -384,16 +395,11 @@ class LanguageServers:
     async def diagnostics(self, path: str, *, workspace: str | None = None) -> list[Diagnostic]:
         """The problems the server finds in `path` as it is now (type errors, unresolved
         names), waiting for the server to publish them."""
-        since = time.monotonic()
         ws, target, server, doc, deadline = await self._open(path, workspace)
         await server.settle(deadline, self._budget(server))
-        uri = file_uri(target)
-        entry = server.diagnostics.get(uri)
-        if entry is not None and entry[0] == doc.version and entry[0] is not None:
-            items = entry[2]
-        else:
-            wait_until = min(deadline, time.monotonic() + self._budget(server))
-            items = await server.wait_diagnostics(uri, since, doc.version, wait_until)
+        wait_until = min(deadline, time.monotonic() + self._budget(server))
+        items = await server.wait_diagnostics(file_uri(target), doc.synced, doc.version,
+                                              wait_until)
         self._warm.add(id(server))
         lines = positions.lines_of(doc.text)
         out = []

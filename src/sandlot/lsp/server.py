@@ -70,6 +70,8 @@ class Document:
     text: str
     version: int
     digest: str
+    synced: float = field(default_factory=time.monotonic)
+    """When the server was last given this text (diagnostics published since are its own)."""
 
 
 @dataclass
@@ -79,6 +81,8 @@ class Progress:
     active: dict[str, str] = field(default_factory=dict)
     last: str = ""
     quiescent: bool | None = None  # rust-analyzer's serverStatus; None: never said
+    begun: int = 0
+    """How many progress tokens ever began (a request can tell one began while it ran)."""
 
 
 class LanguageServer:
@@ -179,6 +183,7 @@ class LanguageServer:
         if kind == "begin":
             title = str(value.get("title", ""))[:200]
             self.progress.active[token] = title
+            self.progress.begun += 1
             self._say(" ".join(p for p in (title, str(value.get("message", ""))) if p))
         elif kind == "report" and token in self.progress.active:
             message = str(value.get("message", ""))[:200]
@@ -277,7 +282,7 @@ class LanguageServer:
             self.documents[uri] = doc
         elif doc.text != text:
             doc.version += 1
-            doc.text, doc.digest = text, digest
+            doc.text, doc.digest, doc.synced = text, digest, time.monotonic()
             await self.connection.notify("textDocument/didChange", {
                 "textDocument": {"uri": uri, "version": doc.version},
                 "contentChanges": [{"text": text}]})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -70,8 +70,9 @@ class LanguageServers:
 
     `index_timeout` bounds a cold server's start, indexing and first answer; `request_timeout`
     each later answer (both raise `LanguageServerTimeoutError`). `on_progress` hears what a
-    server is busy with while a caller waits. Servers end with `aclose()`, or with the
-    sandbox (they run marked, like every command).
+    server is busy with while a caller waits. `commands` replaces a language's server argv
+    (e.g. `{"python": ["pylsp"]}`); by default each detector's `lsp_command` runs. Servers
+    end with `aclose()`, or with the sandbox (they run marked, like every command).
     """
 
     def __init__(self, sandbox: Sandbox,
@@ -79,9 +80,15 @@ class LanguageServers:
                  env: Mapping[str, str] | None = None, index_timeout: float = 300.0,
                  request_timeout: float = 60.0,
                  on_progress: Callable[[str], None] | None = None,
+                 commands: Mapping[str, Sequence[str]] | None = None,
                  files: Toolbox | None = None) -> None:
         if index_timeout <= 0 or request_timeout <= 0:
             raise ToolError("index_timeout and request_timeout must be positive seconds")
+        self.commands: dict[str, list[str]] = {}
+        for language, argv in (commands or {}).items():
+            if isinstance(argv, str) or not argv or not all(isinstance(a, str) for a in argv):
+                raise ToolError(f"commands[{language!r}] must be a non-empty argv list")
+            self.commands[normalize_language(language)] = list(argv)
         if files is None:
             from ..tools import Toolbox
 
@@ -110,6 +117,10 @@ class LanguageServers:
             with anyio.CancelScope(shield=True):
                 await server.stop()
 
+    def _progress(self, message: str) -> None:
+        if self.on_progress is not None:
+            self.on_progress(message)
+
     def running(self) -> list[str]:
         """The servers alive now, by name."""
         return [s.name for s in self._servers.values() if s.alive]
@@ -128,7 +139,8 @@ class LanguageServers:
                 current = None
             if current is None:
                 current = LanguageServer(self.sandbox, detector, ws.root, env=self.env,
-                                         on_progress=self.on_progress)
+                                         on_progress=self._progress,
+                                         argv=self.commands.get(detector.language))
                 await current.start(self.index_timeout)
                 self._servers[key] = current
         if id(current) in self._warm:

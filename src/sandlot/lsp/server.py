@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import posixpath
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
@@ -89,14 +90,17 @@ class LanguageServer:
     """The server of `detector`'s language over `root` in `sandbox`."""
 
     def __init__(self, sandbox: Sandbox, detector: Detector, root: str, *,
-                 env: Mapping[str, str], on_progress: Callable[[str], None] | None) -> None:
+                 env: Mapping[str, str], on_progress: Callable[[str], None] | None,
+                 argv: Sequence[str] | None = None) -> None:
         self.sandbox = sandbox
         self.detector = detector
+        self.argv = list(argv or detector.lsp_command)
         self.language = detector.language
         self.root = root
         self.env = dict(env)
         self.on_progress = on_progress
-        self.name = f"{detector.lsp_command[0]} ({detector.language}) at {root}"
+        self.binary = posixpath.basename(self.argv[0])
+        self.name = f"{self.binary} ({detector.language}) at {root}"
         self.documents: dict[str, Document] = {}
         self.diagnostics: dict[str, tuple[int | None, float, list[dict[str, Any]]]] = {}
         self.capabilities: dict[str, Any] = {}
@@ -113,7 +117,7 @@ class LanguageServer:
 
     async def start(self, timeout: float) -> None:
         """Check the server is installed, start it and run the initialize handshake."""
-        binary = self.detector.lsp_command[0]
+        binary = self.argv[0]
         found = await self.sandbox.exec(["sh", "-c", 'command -v "$1"', "sh", binary],
                                         cwd=self.root, env=self.env, timeout=60)
         if found.exit_code != 0:
@@ -122,7 +126,7 @@ class LanguageServer:
                 f"sandbox (not on PATH); {self.detector.lsp_install}", binary=binary)
         self.started = time.monotonic()
         self.connection = Connection(
-            self.sandbox, self.detector.lsp_command, cwd=self.root, env=self.env,
+            self.sandbox, self.argv, cwd=self.root, env=self.env,
             name=self.name, on_notify=self._on_notify, on_request=self._on_request)
         await self.connection.start()
         folder = {"uri": file_uri(self.root), "name": self.root.rsplit("/", 1)[-1] or "root"}
@@ -200,7 +204,7 @@ class LanguageServer:
         self.progress.last = message
         if self.on_progress is not None:
             with contextlib.suppress(Exception):
-                self.on_progress(f"{self.detector.lsp_command[0]}: {message}")
+                self.on_progress(f"{self.binary}: {message}")
 
     async def _on_request(self, method: str, params: Any) -> Any:
         if method in ("window/workDoneProgress/create", "client/registerCapability",

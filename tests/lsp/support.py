@@ -30,7 +30,8 @@ BINARIES = {"go": "gopls", "python": "pyright-langserver", "node": "typescript-l
 
 
 def require_servers(*languages: str) -> None:
-    missing = [BINARIES[lang] for lang in languages if not (SERVERS / "bin" / BINARIES[lang]).exists()]
+    missing = [BINARIES[lang] for lang in languages
+               if not (SERVERS / "bin" / BINARIES[lang]).exists()]
     require(not missing, f"language servers missing in {SERVERS}/bin: {', '.join(missing)}; run "
             "scripts/setup.d/50-language-servers.sh")
 

@@ -59,7 +59,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--commit-uncommitted", metavar="MESSAGE",
                         help="with --branch: commit what the agent left uncommitted first")
     parser.add_argument("--readonly", action="store_true",
-                        help="offer only the tools that change nothing (read, glob, grep)")
+                        help="offer only the tools that change nothing (read, glob, grep, "
+                        "code navigation)")
     parser.add_argument("--http", action="store_true",
                         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="with --http: address to bind")

@@ -192,6 +192,7 @@ def instructions(box: Toolbox) -> str:
         f"The tools act in an isolated sandbox ({box.sandbox.provider} "
         f"{box.sandbox.name}). Workspaces: {listing}. "
         + ("Pass `workspace` to every call. " if many else "")
-        + ("Read-only: only read, glob and grep are offered. " if box.readonly else "")
+        + ("Read-only: only read, glob, grep and code navigation are offered. "
+           if box.readonly else "")
         + "Paths are relative to the workspace root; read a file before you write or edit it."
     )

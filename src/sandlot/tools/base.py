@@ -80,7 +80,8 @@ class ToolboxBase:
 
     @property
     def tool_names(self) -> list[str]:
-        """The tools this toolbox offers (read, glob and grep only when read-only)."""
+        """The tools this toolbox offers (when read-only, only those that change
+        nothing: read, glob, grep and code navigation but rename_symbol)."""
         return [n for n, spec in TOOLS.items() if not (self.readonly and spec.mutating)]
 
     def _readonly_message(self, tool: str) -> str:

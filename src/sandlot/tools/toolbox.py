@@ -7,7 +7,7 @@ edits of existing files need a prior read (the read-tracker); writes are atomic.
 
 The class is assembled by job: the tool registry (registry.py; schemas and `call` are here),
 the shared state and script runner (base.py), the file tools (file_tools.py), the verify tools
-(verify_calls.py) and the shell tools (shell_tools.py).
+(verify_calls.py), the shell tools (shell_tools.py) and code navigation (lsp_tools.py).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .base import DEFAULT_EXCLUDES as DEFAULT_EXCLUDES
 from .base import ReadTracker as ReadTracker
 from .file_tools import SEARCH_BYTES as SEARCH_BYTES
 from .file_tools import FileTools
+from .lsp_tools import NavigationTools
 from .models import ErrorResult, ToolResult
 from .registry import TOOLS as TOOLS
 from .registry import ToolSpec as ToolSpec
@@ -36,7 +37,7 @@ from .shells import ShellRegistry
 from .verify_calls import VerifyTools
 
 
-class Toolbox(FileTools, VerifyTools, ShellTools):
+class Toolbox(FileTools, VerifyTools, ShellTools, NavigationTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -44,9 +45,11 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         print(page.text)
 
     `workspaces` is a `WorkspaceSet`, its operator form, a `{name: root}` mapping, or None
-    (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob and grep
-    only. `use_ripgrep=False` forces the portable search path even where rg is installed.
-    `env` is added to every command the tools run.
+    (one workspace at the sandbox's worktree). `readonly=True` exposes the tools that change
+    nothing (read, glob, grep and code navigation but rename_symbol). `use_ripgrep=False`
+    forces the portable search path even where rg is installed. `env` is added to every
+    command the tools run. `index_timeout` bounds a language server's start and indexing (the
+    navigation tools; `timeout` bounds each later answer).
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         max_results: int = 500,
         bash_output_bytes: int = 30_000,
         edit_bytes: int = 16 << 20,
+        index_timeout: float = 300.0,
     ) -> None:
         for name in exclude_dirs:
             if not name or "/" in name or name in (".", ".."):
@@ -86,6 +90,8 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
         self.max_results = max_results
         self.bash_output_bytes = bash_output_bytes
         self.edit_bytes = edit_bytes
+        self.index_timeout = index_timeout
+        self._lsp = None
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
         #: Called with each output line of a foreground bash or run_code while it runs (the
@@ -167,8 +173,10 @@ class Toolbox(FileTools, VerifyTools, ShellTools):
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """End every background shell this toolbox knows that still runs (the sandbox itself
-        stays open)."""
+        """End every background shell this toolbox knows that still runs, and its language
+        servers (the sandbox itself stays open)."""
+        if self._lsp is not None:
+            await self._lsp.aclose()
         for shell in self.shells.all():
             if (await shell.process.info()).running:
                 shell.killed = True

@@ -11,6 +11,9 @@ the MCP server turns into progress notifications.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
 from .base import ToolboxBase
@@ -38,6 +41,7 @@ class NavigationTools(ToolboxBase):
     """sandlot.lsp over the toolbox's sandbox and workspaces."""
 
     _lsp: LanguageServers | None
+    _lsp_listeners: list[Callable[[str], None]]
     index_timeout: float
 
     @property
@@ -54,16 +58,35 @@ class NavigationTools(ToolboxBase):
         return self._lsp
 
     def _lsp_progress(self, message: str) -> None:
-        if self.on_output is not None:
-            self.on_output(message)
+        # A server's progress arrives in its reader task, outside any call's context: each
+        # waiting call hears it in its own (the MCP server keeps its call's state there).
+        for listener in list(self._lsp_listeners):
+            listener(message)
+
+    @contextlib.contextmanager
+    def _listening(self) -> Iterator[None]:
+        if self.on_output is None:
+            yield
+            return
+        report, context = self.on_output, contextvars.copy_context()
+
+        def listener(message: str) -> None:
+            context.run(report, message)
+
+        self._lsp_listeners.append(listener)
+        try:
+            yield
+        finally:
+            self._lsp_listeners.remove(listener)
 
     async def find_definition(self, path: str, line: int | None = None,
                               column: int | None = None, symbol: str | None = None, *,
                               workspace: str | None = None) -> LocationsResult:
         """sandlot.lsp: where the symbol at (line, column), or named `symbol`, is defined."""
         ws = self.workspaces.choose(workspace)
-        found = await self.language_servers.find_definition(
-            path, line, column, symbol=symbol, workspace=ws.name)
+        with self._listening():
+            found = await self.language_servers.find_definition(
+                path, line, column, symbol=symbol, workspace=ws.name)
         what = symbol or f"{path}:{line}:{column}"
         text = _listing([loc.render() for loc in found], f"(no definition found for {what})",
                         "locations")
@@ -74,8 +97,9 @@ class NavigationTools(ToolboxBase):
                               workspace: str | None = None) -> LocationsResult:
         """sandlot.lsp: every reference to the symbol at (line, column)."""
         ws = self.workspaces.choose(workspace)
-        found = await self.language_servers.find_references(path, line, column,
-                                                            workspace=ws.name)
+        with self._listening():
+            found = await self.language_servers.find_references(path, line, column,
+                                                                workspace=ws.name)
         files = len({loc.path for loc in found})
         head = f"{len(found)} references in {files} files"
         text = head + "\n" + _listing([loc.render() for loc in found], "(none)", "references")
@@ -86,7 +110,8 @@ class NavigationTools(ToolboxBase):
                     workspace: str | None = None) -> HoverResult:
         """sandlot.lsp: the type or signature and the docs of the symbol at (line, column)."""
         ws = self.workspaces.choose(workspace)
-        found = await self.language_servers.hover(path, line, column, workspace=ws.name)
+        with self._listening():
+            found = await self.language_servers.hover(path, line, column, workspace=ws.name)
         text = found.text if found is not None else f"(nothing to show at {path}:{line}:{column})"
         return HoverResult(tool="hover", text=text, workspace=ws.name, hover=found)
 
@@ -94,7 +119,8 @@ class NavigationTools(ToolboxBase):
                                workspace: str | None = None) -> SymbolsResult:
         """sandlot.lsp: every symbol defined in a file."""
         ws = self.workspaces.choose(workspace)
-        found = await self.language_servers.document_symbols(path, workspace=ws.name)
+        with self._listening():
+            found = await self.language_servers.document_symbols(path, workspace=ws.name)
         text = _listing([s.render() for s in found], f"(no symbols in {path})", "symbols")
         return SymbolsResult(tool="document_symbols", text=text, workspace=ws.name,
                              symbols=found)
@@ -103,8 +129,9 @@ class NavigationTools(ToolboxBase):
                                 workspace: str | None = None) -> SymbolsResult:
         """sandlot.lsp: symbols across the workspace whose name matches `query`."""
         ws = self.workspaces.choose(workspace)
-        found = await self.language_servers.workspace_symbols(query, language=language,
-                                                              workspace=ws.name)
+        with self._listening():
+            found = await self.language_servers.workspace_symbols(
+                query, language=language, workspace=ws.name)
         text = _listing([s.render() for s in found], f"(no symbols match {query!r})",
                         "symbols")
         return SymbolsResult(tool="workspace_symbols", text=text, workspace=ws.name,
@@ -114,7 +141,8 @@ class NavigationTools(ToolboxBase):
                           workspace: str | None = None) -> DiagnosticsResult:
         """sandlot.lsp: the problems the language server finds in a file."""
         ws = self.workspaces.choose(workspace)
-        found = await self.language_servers.diagnostics(path, workspace=ws.name)
+        with self._listening():
+            found = await self.language_servers.diagnostics(path, workspace=ws.name)
         text = _listing([d.render() for d in found], f"(no problems in {path})",
                         "diagnostics")
         return DiagnosticsResult(tool="diagnostics", text=text, workspace=ws.name,
@@ -126,8 +154,9 @@ class NavigationTools(ToolboxBase):
         of those files must have been read first."""
         self._mutating("rename_symbol")
         ws = self.workspaces.choose(workspace)
-        done = await self.language_servers.rename_symbol(
-            path, line, column, new_name, workspace=ws.name, tracker=self.tracker)
+        with self._listening():
+            done = await self.language_servers.rename_symbol(
+                path, line, column, new_name, workspace=ws.name, tracker=self.tracker)
         lines = [f"Renamed {done.old_name} to {done.new_name}: {done.count} changes in "
                  f"{len(done.files)} files"]
         for change in done.files:

@@ -92,6 +92,7 @@ class Toolbox(FileTools, VerifyTools, ShellTools, NavigationTools):
         self.edit_bytes = edit_bytes
         self.index_timeout = index_timeout
         self._lsp = None
+        self._lsp_listeners = []
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
         #: Called with each output line of a foreground bash or run_code while it runs (the

@@ -71,7 +71,7 @@ async def test_a_server_killed_mid_request_is_a_typed_error_and_the_next_call_re
             async with anyio.create_task_group() as group:
                 group.start_soon(ask)
                 assert server.connection is not None
-                while not server.connection._pending:
+                while not server.connection._pending:  # noqa: ASYNC110 - a private dict
                     await anyio.sleep(0.05)
                 await sandbox.exec(["kill", "-KILL", str(pid)], check=True)
         assert failure, "the pending request did not fail when its server died"

@@ -47,6 +47,10 @@ if TYPE_CHECKING:
     from ..tools import ReadTracker, Toolbox
 
 
+#: Languages whose server answers from a partial view while it loads the project.
+ANSWERS_WHILE_LOADING = frozenset({"node"})
+
+
 def detector_for(path: str) -> Detector:
     """The detector whose language server owns `path`'s extension."""
     name = posixpath.basename(path)
@@ -153,10 +157,14 @@ class LanguageServers:
             await server.settle(deadline, self._budget(server))
             begun = server.progress.begun
             result = await self._send(server, deadline, method, params)
-            # An empty answer while the server began loading (typescript-language-server
-            # starts loading the project only when the first file opens, and answers [] until
-            # it is done) is no answer: wait for the load to end and ask once more.
-            if result or attempt == 2 or (server.progress.begun == begun and not server.busy()):
+            # An answer given while the server began loading is no answer: wait for the load
+            # to end and ask once more. typescript-language-server starts loading the project
+            # only when the first file opens, and meanwhile its syntax-only server answers
+            # (a definition is then the import line, references are []); gopls and pyright
+            # make a request wait for the load, so only their empty answers are asked again.
+            loading = server.progress.begun != begun or server.busy() is not None
+            partial = not result or server.language in ANSWERS_WHILE_LOADING
+            if attempt == 2 or not (loading and partial):
                 break
         self._warm.add(id(server))
         return result

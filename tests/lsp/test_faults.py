@@ -134,3 +134,22 @@ async def test_a_file_no_language_owns_is_a_clear_error(
         with pytest.raises(NoLanguageServerError) as info:
             await lsp.hover("go.mod", 1, 1)
         assert ".go" in str(info.value) and ".ts" in str(info.value)
+
+
+async def test_columns_after_astral_characters_are_characters_both_ways(
+        go_sandbox: tuple[sandlot.Sandbox, dict[str, str]]) -> None:
+    sandbox, env = go_sandbox
+    line = 'func tea() { _ = "\U0001f375\U0001f375"; s := store.New(); s.Put("\U0001f375", 1) }'
+    source = f'package main\n\nimport "example.com/shop/store"\n\n{line}\n'
+    await sandbox.exec(["sh", "-c", 'cat > "$1"', "sh", "cmd/shop/tea.go"],
+                       stdin=source.encode(), check=True)
+    try:
+        async with LanguageServers(sandbox, env=env) as lsp:
+            column = line.index("Put") + 1  # in characters: each emoji is one
+            [found] = await lsp.find_definition("cmd/shop/tea.go", 5, column)
+            assert (found.path, found.span.line, found.span.column) == ("store/store.go", 20, 17)
+            refs = await lsp.find_references("store/store.go", 20, 17)
+            assert ("cmd/shop/tea.go", 5, column) in {
+                (r.path, r.span.line, r.span.column) for r in refs}
+    finally:
+        await sandbox.exec(["rm", "-f", "cmd/shop/tea.go"])

@@ -34,6 +34,7 @@ SUITES: dict[str, str] = {
     "mcp": "bench.mcp_bench",
     "forward": "bench.forward_bench",
     "deepagents": "bench.deepagents_bench",
+    "lsp": "bench.lsp_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

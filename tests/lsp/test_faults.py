@@ -153,3 +153,24 @@ async def test_columns_after_astral_characters_are_characters_both_ways(
                 (r.path, r.span.line, r.span.column) for r in refs}
     finally:
         await sandbox.exec(["rm", "-f", "cmd/shop/tea.go"])
+
+
+async def test_location_text_is_read_inside_the_workspace_only(
+        go_sandbox: tuple[sandlot.Sandbox, dict[str, str]]) -> None:
+    from sandlot.lsp.files import read_many
+
+    sandbox, env = go_sandbox
+    root = sandbox.worktree
+    await sandbox.exec(["sh", "-c", "mkdir -p ../outside-$$ && echo secret > ../outside-$$/s.go"
+                        " && ln -sfn \"$(cd ../outside-$$ && pwd)\" linked && ln -sfn "
+                        "\"$(cd ../outside-$$ && pwd)/s.go\" link.go"], check=True)
+    try:
+        got = await read_many(sandbox, root, [f"{root}/go.mod", f"{root}/linked/s.go",
+                                              f"{root}/link.go", f"{root}/missing.go",
+                                              f"{root}/store/store.go"], env=env)
+        assert got[f"{root}/go.mod"] == "module example.com/shop\n\ngo 1.22\n"
+        assert got[f"{root}/linked/s.go"] is None and got[f"{root}/link.go"] is None
+        assert got[f"{root}/missing.go"] is None
+        assert (got[f"{root}/store/store.go"] or "").startswith("// Package store")
+    finally:
+        await sandbox.exec(["rm", "-f", "linked", "link.go"])

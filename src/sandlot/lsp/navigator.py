@@ -199,8 +199,13 @@ class LanguageServers:
         target = ws.contain(path)
         detector = detector_for(target)
         server, deadline = await self.server(ws, detector)
-        digest, text = await self.files._slurp("lsp", ws, target)
-        doc = await server.sync(target, text, digest)
+        # The cheap read (sh, stat, cat), not the race-free helper: this runs on every call,
+        # and what is read here is only shown to the server. rename_symbol writes through
+        # the helper, conditional on the text it reads then.
+        text = (await read_many(self.sandbox, ws.root, [target], env=self.env)).get(target)
+        if text is None:
+            _, text = await self.files._slurp("lsp", ws, target)  # its typed error says why
+        doc = await server.sync(target, text)
         return ws, target, server, doc, deadline
 
     async def _texts(self, paths: list[str], server: LanguageServer | None = None
@@ -504,8 +509,7 @@ class LanguageServers:
                            new_text=str(e.get("newText", ""))) for e in edits]))
         for p, _, _, new_text, _ in planned:
             if file_uri(p) in server.documents:
-                # The digest of the new text is unknown here; a later read refreshes it.
-                await server.sync(p, new_text, "")
+                await server.sync(p, new_text)
         await server.files_changed([p for p, *_ in planned
                                     if file_uri(p) not in server.documents])
         changed.sort(key=lambda f: f.path)

@@ -70,7 +70,6 @@ class Document:
 
     text: str
     version: int
-    digest: str
     synced: float = field(default_factory=time.monotonic)
     """When the server was last given this text (diagnostics published since are its own)."""
 
@@ -272,7 +271,7 @@ class LanguageServer:
 
     # ---- documents --------------------------------------------------------------------------
 
-    async def sync(self, path: str, text: str, digest: str) -> Document:
+    async def sync(self, path: str, text: str) -> Document:
         """Make the server's copy of `path` equal `text` (open it, or send the new text)."""
         assert self.connection is not None
         uri = file_uri(path)
@@ -280,13 +279,13 @@ class LanguageServer:
         if doc is None:
             ext = "." + path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
             language_id = self.detector.lsp_extensions.get(ext, self.language)
-            doc = Document(text=text, version=1, digest=digest)
+            doc = Document(text=text, version=1)
             await self.connection.notify("textDocument/didOpen", {"textDocument": {
                 "uri": uri, "languageId": language_id, "version": 1, "text": text}})
             self.documents[uri] = doc
         elif doc.text != text:
             doc.version += 1
-            doc.text, doc.digest, doc.synced = text, digest, time.monotonic()
+            doc.text, doc.synced = text, time.monotonic()
             await self.connection.notify("textDocument/didChange", {
                 "textDocument": {"uri": uri, "version": doc.version},
                 "contentChanges": [{"text": text}]})

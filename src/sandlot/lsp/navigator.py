@@ -9,10 +9,11 @@ and a rename writes a file only if it still holds the text the server was given.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -46,6 +47,12 @@ from .server import Document, LanguageServer, file_uri, uri_path
 if TYPE_CHECKING:
     from ..tools import ReadTracker, Toolbox
 
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+#: How many files of recent answers a call reads along with its own file.
+RECENT = 64
 
 #: Languages whose server answers from a partial view while it loads the project.
 ANSWERS_WHILE_LOADING = frozenset({"node"})
@@ -107,6 +114,9 @@ class LanguageServers:
         self._servers: dict[tuple[str, str], LanguageServer] = {}
         self._warm: set[int] = set()
         self._locks: dict[tuple[str, str], anyio.Lock] = {}
+        #: Files recent answers pointed into (insertion-ordered, bounded), read with the next
+        #: call's own file so that its answer needs no second round trip.
+        self._recent: dict[str, None] = {}
 
     async def __aenter__(self) -> LanguageServers:
         return self
@@ -208,21 +218,25 @@ class LanguageServers:
         doc = await server.sync(target, text)
         return ws, target, server, doc, deadline
 
-    async def _texts(self, paths: list[str], server: LanguageServer | None = None
+    async def _texts(self, paths: list[str], server: LanguageServer | None = None,
+                     known: Mapping[str, str | None] | None = None
                      ) -> dict[str, list[str] | None]:
         """The lines of each file inside a workspace (None outside, or unreadable: a location
         there keeps the server's column). A file the server has open is taken as the server
-        has it (its positions refer to that text); the others are read in ONE round trip per
-        workspace."""
+        has it (its positions refer to that text); one in `known` (read in this call) as read;
+        the others are read in ONE round trip per workspace."""
         out: dict[str, list[str] | None] = {}
         by_root: dict[str, list[str]] = {}
         for path in dict.fromkeys(paths):
             doc = server.documents.get(file_uri(path)) if server is not None else None
             ws = self._owner(path)
+            text = (known or {}).get(path)
             if doc is not None:
                 out[path] = positions.lines_of(doc.text)
             elif ws is None:
                 out[path] = None
+            elif text is not None:
+                out[path] = positions.lines_of(text)
             else:
                 by_root.setdefault(ws.root, []).append(path)
         for root, wanted in by_root.items():
@@ -253,7 +267,8 @@ class LanguageServers:
         end_line, end_column = positions.from_lsp(lines, end)
         return Span(line=line, column=column, end_line=end_line, end_column=end_column)
 
-    async def _locations(self, raw: Any, server: LanguageServer) -> list[Location]:
+    async def _locations(self, raw: Any, server: LanguageServer,
+                         known: Mapping[str, str | None] | None = None) -> list[Location]:
         items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []
         found: list[tuple[str, Any]] = []
         for item in items:
@@ -264,7 +279,13 @@ class LanguageServers:
             path = uri_path(str(uri)) if uri else None
             if path is not None and isinstance(rng, dict):
                 found.append((path, rng))
-        texts = await self._texts([p for p, _ in found], server)
+        texts = await self._texts([p for p, _ in found], server, known)
+        for path, _ in found:  # the next call reads these with its own file, in one go
+            if self._owner(path) is not None:
+                self._recent.pop(path, None)
+                self._recent[path] = None
+        while len(self._recent) > RECENT:
+            self._recent.pop(next(iter(self._recent)))
         out: list[Location] = []
         for path, rng in found:
             lines = texts.get(path)
@@ -275,6 +296,43 @@ class LanguageServers:
         out.sort(key=lambda loc: (not loc.in_workspace, loc.path, loc.span.line,
                                   loc.span.column))
         return list(dict.fromkeys(out))
+
+    async def _locate(self, method: str, path: str, line: int | None, column: int | None,
+                      workspace: str | None, extra: Mapping[str, Any]) -> list[Location]:
+        """A request answered with locations (definition, references), in one round trip to
+        the sandbox when the server is warm: the request goes with the text the server has,
+        while the file -- and the files recent answers pointed into, whose lines the answer
+        will need -- are read; if the file changed meanwhile, it is synced and asked again."""
+        if line is None or column is None:
+            raise ToolError("pass line and column (1-based, in characters) of the symbol")
+        if not path:
+            raise ToolError("path is empty; name a source file in the workspace")
+        ws = self.workspaces.choose(workspace)
+        target = ws.contain(path)
+        server, deadline = await self.server(ws, detector_for(target))
+        wanted = [target, *(p for p in self._recent if p != target and self._owner(p) is ws)]
+        doc = server.documents.get(file_uri(target))
+        if doc is not None and id(server) in self._warm:
+            params = self._params(doc, ws, target, line, column, extra)
+            texts, raw = await _together(
+                read_many(self.sandbox, ws.root, wanted, env=self.env),
+                self._request(server, deadline, method, params))
+            if texts.get(target) == doc.text:
+                return await self._locations(raw, server, texts)
+        else:
+            texts = await read_many(self.sandbox, ws.root, wanted, env=self.env)
+        text = texts.get(target)
+        if text is None:
+            _, text = await self.files._slurp("lsp", ws, target)  # its typed error says why
+        doc = await server.sync(target, text)
+        params = self._params(doc, ws, target, line, column, extra)
+        raw = await self._request(server, deadline, method, params)
+        return await self._locations(raw, server, texts)
+
+    def _params(self, doc: Document, ws: Workspace, target: str, line: int, column: int,
+                extra: Mapping[str, Any]) -> dict[str, Any]:
+        where = positions.to_lsp(doc.text, line, column, path=ws.relative(target))
+        return {"textDocument": {"uri": file_uri(target)}, "position": where, **extra}
 
     async def _position(self, path: str, line: int | None, column: int | None,
                         workspace: str | None
@@ -296,9 +354,7 @@ class LanguageServers:
         the symbol of that name is defined (in `path` when given, else in the workspace)."""
         if symbol is not None:
             return await self._definition_by_name(path, symbol, workspace)
-        _, _, server, _, deadline, params = await self._position(path, line, column, workspace)
-        raw = await self._request(server, deadline, "textDocument/definition", params)
-        return await self._locations(raw, server)
+        return await self._locate("textDocument/definition", path, line, column, workspace, {})
 
     async def _definition_by_name(self, path: str, symbol: str,
                                   workspace: str | None) -> list[Location]:
@@ -318,10 +374,8 @@ class LanguageServers:
                               workspace: str | None = None) -> list[Location]:
         """Every reference to the symbol at (line, column) of `path`, as the server resolves
         it (a method of a common name: only that method's callers, not every `.Name(`)."""
-        _, _, server, _, deadline, params = await self._position(path, line, column, workspace)
-        params["context"] = {"includeDeclaration": include_declaration}
-        raw = await self._request(server, deadline, "textDocument/references", params)
-        return await self._locations(raw, server)
+        return await self._locate("textDocument/references", path, line, column, workspace,
+                                  {"context": {"includeDeclaration": include_declaration}})
 
     async def hover(self, path: str, line: int | None = None, column: int | None = None, *,
                     workspace: str | None = None) -> Hover | None:
@@ -514,6 +568,16 @@ class LanguageServers:
                                     if file_uri(p) not in server.documents])
         changed.sort(key=lambda f: f.path)
         return Rename(old_name=old_name, new_name=new_name, files=changed)
+
+
+async def _together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both results, run at once; the first failure is raised (not an exception group), and
+    a cancel cancels both."""
+    done = await asyncio.gather(first, second, return_exceptions=True)
+    for item in done:
+        if isinstance(item, BaseException):
+            raise item
+    return done[0], done[1]  # type: ignore[return-value]
 
 
 def _names(symbol: Symbol, wanted: str) -> bool:

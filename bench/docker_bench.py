@@ -18,10 +18,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
+import anyio
+
 import sandlot
-from sandlot.backends.docker import DockerSandbox
+from sandlot.backends.docker import DockerOptions, DockerProvider, DockerSandbox
 from tests import docker_engine
 
+from . import file_tools_bench
 from .core import Measurement, Unavailable, format_table, interleaved
 from .measures import (
     Scratch,
@@ -80,9 +83,90 @@ def _rate(source: Path, s: float, b: float) -> str:
 async def run(quick: bool = False) -> list[Measurement]:
     engine = _engine()
     try:
-        return await _measure(engine, quick)
+        return await _helper_rows(engine, quick) + await _measure(engine, quick)
     finally:
         engine.stop()
+
+
+def python_provider(engine: docker_engine.DockerEngine, *, helper: bool) -> DockerProvider:
+    """A container with python3 (the toolchain image: the host's /usr lent read-only), so the
+    session helper can run in it; `helper=False` turns it off (today's `docker exec` path)."""
+    fields: dict[str, object] = {
+        "image": engine.toolchain_image(), "on_close": "delete", "docker_host": engine.host,
+        "mounts": engine.toolchain_mounts(), "env": dict(docker_engine.TOOLCHAIN_ENV),
+    }
+    if "session_helper" in DockerOptions.model_fields:
+        fields["session_helper"] = helper
+    elif helper:
+        raise Unavailable("this sandlot has no session helper (DockerOptions.session_helper)")
+    return DockerOptions.model_validate(fields).build()
+
+
+async def _helper_rows(engine: docker_engine.DockerEngine, quick: bool) -> list[Measurement]:
+    """Docker commands over the session helper against local ones (issue 28): one exec, 32 in
+    parallel, and what the helper's start adds to a sandbox's first command."""
+    rows: list[Measurement] = []
+    rounds = 15 if quick else 40
+    helper = python_provider(engine, helper=True)
+    plain = python_provider(engine, helper=False)
+    async with helper.session() as box, plain.session() as off, \
+            sandlot.local().session() as local_box:
+
+        async def local_exec() -> None:
+            await local_box.exec("true", check=True)
+
+        s, b = await interleaved(lambda: box.exec("true", check=True), local_exec,
+                                 rounds=rounds)
+        rows.append(Measurement("exec latency", "docker (helper)", "exec('true')",
+                                "local backend exec('true')", s, b, "s", target="<= 3x"))
+        s, b = await interleaved(lambda: off.exec("true", check=True), local_exec,
+                                 rounds=rounds)
+        rows.append(Measurement("exec latency", "docker (no helper)", "exec('true')",
+                                "local backend exec('true')", s, b, "s",
+                                notes="session_helper=False: one docker exec per command"))
+
+        starts: list[float] = []
+        for _ in range(2 if quick else 4):
+            async with helper.session() as fresh:
+                began = time.perf_counter()
+                await fresh.exec("true", check=True)
+                starts.append(time.perf_counter() - began)
+        start = sorted(starts)[len(starts) // 2]
+        warm = await _median_exec(box, rounds)
+        rows.append(Measurement("exec latency", "docker (helper)",
+                                "first exec('true') (starts the helper)",
+                                "exec('true') once it runs", start, warm, "s",
+                                notes="the helper's start, paid once per sandbox"))
+
+        async def parallel(sandbox: sandlot.Sandbox) -> None:
+            async with anyio.create_task_group() as group:
+                for _ in range(32):
+                    group.start_soon(_true, sandbox)
+
+        s, b = await interleaved(lambda: parallel(box), lambda: parallel(local_box),
+                                 rounds=3 if quick else 8, warmup=1)
+        rows.append(Measurement("exec floor", "docker (helper)", "32 parallel execs",
+                                "32 parallel local backend execs", s, b, "s",
+                                target="<= 1.2x (+ helper start)",
+                                notes=f"helper start {start * 1000:.0f} ms, paid once"))
+        s, b = await interleaved(lambda: parallel(off), lambda: parallel(local_box),
+                                 rounds=3 if quick else 6, warmup=1)
+        rows.append(Measurement("exec floor", "docker (no helper)", "32 parallel execs",
+                                "32 parallel local backend execs", s, b, "s"))
+    return rows
+
+
+async def _true(sandbox: sandlot.Sandbox) -> None:
+    await sandbox.exec("true", check=True)
+
+
+async def _median_exec(sandbox: sandlot.Sandbox, rounds: int) -> float:
+    times: list[float] = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        await _true(sandbox)
+        times.append(time.perf_counter() - began)
+    return sorted(times)[len(times) // 2]
 
 
 async def _measure(engine: docker_engine.DockerEngine, quick: bool) -> list[Measurement]:
@@ -202,6 +286,12 @@ async def _measure(engine: docker_engine.DockerEngine, quick: bool) -> list[Meas
             rows.append(Measurement("copy_out", "docker", f"copy_out {mib} MiB file",
                                     "docker cp C:path - | tar x", s, b, "s",
                                     notes=_rate(big, s, b)))
+    # The file tools need python3 for the session helper: the toolchain image has the host's.
+    toolchain = sandlot.docker(engine.toolchain_image(), on_close="delete", docker_host=host,
+                               mounts=list(engine.toolchain_mounts()),
+                               env=dict(docker_engine.TOOLCHAIN_ENV))
+    async with toolchain.session() as box:
+        rows += await file_tools_bench.run_on("docker", box, quick=quick)
     return rows
 
 

@@ -13,8 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from sandlot.testing import FakeCoderDeployment
+import sandlot
+from sandlot.testing import AgentSpec, FakeCoderDeployment
 
+from . import file_tools_bench
 from .core import Measurement, interleaved
 from .measures import Scratch, raw_subprocess
 
@@ -98,6 +100,12 @@ async def run(quick: bool = False) -> list[Measurement]:
                 if proxy.returncode is None:
                     proxy.kill()
                 await proxy.wait()
+            deployment.add_template("bench-tools", agents=[AgentSpec("main", directory="p")])
+            provider = sandlot.coder(template="bench-tools", on_close="delete",
+                                     coder_binary=str(exe), coder_url=deployment.url,
+                                     session_token=deployment.token)
+            async with provider.session() as sandbox:
+                rows += await file_tools_bench.run_on("fake-coder", sandbox, quick=quick)
         finally:
             deployment.shutdown()
     return rows

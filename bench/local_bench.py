@@ -6,6 +6,7 @@ import json
 
 import sandlot
 
+from . import file_tools_bench
 from .core import Measurement
 from .measures import (
     Scratch,
@@ -72,5 +73,6 @@ async def run(quick: bool = False) -> list[Measurement]:
                 "local", sandbox, tree, files, raw_tar_out, "tar | tar x", target="<= 1.1x"))
             rows.append(await copy_out_throughput(
                 "local", sandbox, big, mib, raw_cp_out, "cp -p", target="<= 1.2x"))
+        rows += await file_tools_bench.run_on("local", sandbox, quick=quick)
     rows.append(await peak_rss(json.dumps({"type": "local"}), 0.25 if quick else 1.0))
     return rows

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
@@ -80,16 +81,23 @@ async def provider(backend: ModuleType) -> AsyncIterator[IsolatedSandboxProvider
         yield made
 
 
+#: SANDLOT_TEST_SESSION_HELPER=off runs the suites' sandboxes without the session helper (as a
+#: provider's session_helper=False would): every file tool call then takes its one-command path.
+SESSION_HELPER = os.environ.get("SANDLOT_TEST_SESSION_HELPER", "on") != "off"
+
+
 @pytest.fixture(scope="session")
 async def sandbox(provider: IsolatedSandboxProvider) -> AsyncIterator[Sandbox]:
     """One sandbox per backend, shared by the tests that do not need a fresh one."""
     async with provider.session() as made:
+        made._session_helper = made._session_helper and SESSION_HELPER
         yield made
 
 
 @pytest.fixture
 async def fresh_sandbox(provider: IsolatedSandboxProvider) -> AsyncIterator[Sandbox]:
     async with provider.session() as made:
+        made._session_helper = made._session_helper and SESSION_HELPER
         yield made
 
 

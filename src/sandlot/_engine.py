@@ -24,7 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import BinaryIO, Literal, Protocol
 
 import anyio
 
@@ -112,6 +112,23 @@ class SpawnSpec:
             self.argv, cwd=self.cwd, env=self.env, sudo=self.sudo, announce_pid=announce_pid,
             inline=inline,
         )
+
+
+@dataclass
+class InteractiveSpec:
+    """One command wired to the caller's own streams (`Sandbox.interactive`), as a backend
+    receives it: validated, its run mark already in `env`."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: BinaryIO
+    tty: bool
+
+    def shell_line(self) -> str:
+        return _shell.render(self.argv, cwd=self.cwd, env=self.env)
 
 
 class RunningCommand(ABC):
@@ -265,6 +282,7 @@ class Backend(Protocol):
     provider: str
     worktree: str
     _sweep_before_kill: bool
+    _session_helper: bool
 
     def _can_sweep(self) -> bool: ...
 
@@ -298,6 +316,11 @@ class Engine:
                 f"sandbox {self.backend.name!r} ({self.backend.provider}) is closed; create a "
                 "new one with provider.session() or provider.create()"
             )
+
+    @property
+    def session_helper(self) -> bool:
+        """Whether sandlot's own operations may use the sandbox's session helper (adr/0042)."""
+        return self.backend._session_helper
 
     def next_mark(self) -> str:
         return _run_marks.command_mark(self.run_mark, next(self._run_numbers))

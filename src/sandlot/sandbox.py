@@ -48,6 +48,7 @@ from ._engine import SWEEP_TIMEOUT as SWEEP_TIMEOUT
 from ._engine import ByteSink as ByteSink
 from ._engine import Engine, Silence, await_exit, build_result, discard, sink
 from ._engine import ExecResult as ExecResult
+from ._engine import InteractiveSpec as InteractiveSpec
 from ._engine import LineCallback as LineCallback
 from ._engine import RunningCommand as RunningCommand
 from ._engine import SpawnSpec as SpawnSpec
@@ -128,6 +129,9 @@ class Sandbox(ABC):
     #: Whether ending a command searches for its marked processes before the backend's own
     #: group kill (see _MarkedCommand.kill).
     _sweep_before_kill = False
+    #: Whether sandlot's own operations (the file tools) may run in the sandbox's session
+    #: helper (adr/0042); a provider's `session_helper=False` sets it False.
+    _session_helper = True
 
     def __init__(self, *, provider: str, worktree: str, name: str) -> None:
         self.provider = provider
@@ -357,15 +361,15 @@ class Sandbox(ABC):
                 tty = os.isatty(stdin.fileno())
             except (OSError, ValueError, AttributeError):
                 tty = False
-        return await self._interactive(
-            args,
+        return await self._interactive(InteractiveSpec(
+            argv=args,
             cwd=workdir,
             env={**checked_env, _run_marks.RUN_ENV: self._engine.next_mark()},
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
             tty=tty,
-        )
+        ))
 
     # ---- ports ----------------------------------------------------------------------------
 
@@ -462,18 +466,8 @@ class Sandbox(ABC):
         """Start `spec` (stdin streamed then closed; stdout/stderr bytes to the sinks)."""
 
     @abstractmethod
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
-        """Run `argv` wired to the given streams, with a PTY when `tty`."""
+    async def _interactive(self, spec: InteractiveSpec) -> int:
+        """Run `spec.argv` wired to its streams, with a PTY when `spec.tty`."""
 
     @abstractmethod
     async def _close(self) -> None:

@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "local": "tests.backends.local",
     "local-bwrap": "tests.backends.local_bwrap",
     "docker": "tests.backends.docker",
+    "docker-helper": "tests.backends.docker_helper",
     "coder": "tests.backends.coder",
     "coder-real": "tests.backends.coder_real",
 }

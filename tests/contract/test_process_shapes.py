@@ -144,6 +144,6 @@ async def test_close_ends_every_process_of_every_shape(
         recorded = await _recorded(fresh, pid_file, sum(n for _, n in SHAPES.values()))
         with anyio.fail_after(RETURNS_WITHIN):
             await fresh.close()
-    if backend.NAME == "docker":
+    if backend.NAME.startswith("docker"):
         return  # the container is removed with every process in it
     assert await _survivors(backend, None, recorded, tag) == []

@@ -78,6 +78,13 @@ print(" ".join(found))
 FLOOD = "import os\nwhile 1: os.write(1, bytes(65536))"
 
 
+async def _helper_rss_kib(sandbox: DockerSandbox) -> int:
+    """Resident memory of the session helper (the parent of a command it runs)."""
+    status = await sandbox.exec(["sh", "-c", 'grep VmRSS /proc/$PPID/status'], timeout=60)
+    assert status.exit_code == 0, status.stderr
+    return int(status.stdout.split()[1])
+
+
 async def _in_container(sandbox: DockerSandbox, pattern: str) -> str:
     half = len(pattern) // 2
     found = await sandbox.exec(["python3", "-c", PROCESSES_WITH, pattern[:half],
@@ -86,9 +93,10 @@ async def _in_container(sandbox: DockerSandbox, pattern: str) -> str:
     return found.stdout.strip()
 
 
-@pytest.fixture
-async def sandbox() -> AsyncIterator[DockerSandbox]:
-    provider = docker_backend.toolchain_provider()
+@pytest.fixture(params=[False, True], ids=["docker-exec", "helper"])
+async def sandbox(request: pytest.FixtureRequest) -> AsyncIterator[DockerSandbox]:
+    """Today's `docker exec` relays, and the session helper's streams (adr/0043)."""
+    provider = docker_backend.toolchain_provider(session_helper=request.param)
     box = await provider.create()
     assert isinstance(box, DockerSandbox)
     try:
@@ -152,11 +160,18 @@ async def test_leaving_a_forward_whose_peers_never_read_is_bounded(
                         assert min(sent) >= 1 << 20, sent  # megabytes in the pipes, unread
                     with anyio.fail_after(60):  # a relay starts per connection, under load too
                         for _ in itertools.count():
+                            if sandbox.options.session_helper:
+                                break  # no relay process: streams on the helper's one stream
                             if len(_host_relays(sandbox.container_id)) == CONNECTIONS:
                                 break
                             await anyio.sleep(0.1)
                     if mode == "flood":
                         await anyio.sleep(3)  # the container's server fills every pipe
+                        if sandbox.options.session_helper:
+                            # Flow control: the helper holds a window per stream, not the
+                            # flood (4 connections writing without end for 3 s).
+                            rss = await _helper_rss_kib(sandbox)
+                            assert rss < 60 << 10, f"the helper grew to {rss} KiB"
                     started = time.monotonic()  # the block ends here
                 took = time.monotonic() - started
         finally:

@@ -1,5 +1,6 @@
 """Each tool call costs one sandbox round trip (edit: two), on every backend: counted at the
-backend hook every command goes through."""
+backend hook every command goes through. With the session helper (the default) a file tool
+call starts no command at all once the helper runs; without it, one per call."""
 
 from __future__ import annotations
 
@@ -31,16 +32,40 @@ async def count_spawns(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]) -> 
     return len(spawned)
 
 
-async def test_round_trips_per_tool(sandbox: Sandbox, box: Toolbox) -> None:
+async def test_round_trips_per_tool_without_the_session_helper(
+    sandbox: Sandbox, box: Toolbox
+) -> None:
+    was, sandbox._session_helper = sandbox._session_helper, False
+    try:
+        await check_round_trips(sandbox, box, one_per_call=True)
+    finally:
+        sandbox._session_helper = was
+
+
+async def test_file_tools_start_nothing_once_the_session_helper_runs(
+    sandbox: Sandbox, box: Toolbox
+) -> None:
+    was, sandbox._session_helper = sandbox._session_helper, True
+    try:
+        await box.read("main.go", workspace="primary")  # starts the helper (if not running)
+        # Without python3 (the busybox image) there is no helper: one command per call.
+        no_python = await box.containment() == "path"
+        await check_round_trips(sandbox, box, one_per_call=no_python)
+    finally:
+        sandbox._session_helper = was
+
+
+async def check_round_trips(sandbox: Sandbox, box: Toolbox, *, one_per_call: bool) -> None:
+    n = 1 if one_per_call else 0
     expected: list[tuple[int, Callable[[], Awaitable[Any]]]] = [
-        (1, lambda: box.read("main.go", workspace="primary")),
-        (1, lambda: box.write("main.go", "package main\n\nfunc main() {}\n",
+        (n, lambda: box.read("main.go", workspace="primary")),
+        (n, lambda: box.write("main.go", "package main\n\nfunc main() {}\n",
                               workspace="primary")),
-        (1, lambda: box.write("fresh/new.go", "package fresh\n", workspace="primary")),
-        (2, lambda: box.edit("main.go", "func main() {}", "func main() { }",
-                             workspace="primary")),
-        (1, lambda: box.glob("**/*.go", workspace="primary")),
-        (1, lambda: box.grep("package", context=1, glob="*.go", workspace="primary")),
+        (n, lambda: box.write("fresh/new.go", "package fresh\n", workspace="primary")),
+        (2 * n, lambda: box.edit("main.go", "func main() {}", "func main() { }",
+                                 workspace="primary")),
+        (n, lambda: box.glob("**/*.go", workspace="primary")),
+        (n, lambda: box.grep("package", context=1, glob="*.go", workspace="primary")),
         (1, lambda: box.bash("true", workspace="primary")),
     ]
     counts = [await count_spawns(sandbox, call) for _, call in expected]

@@ -32,6 +32,8 @@ HOOKS: dict[str, str] = {
     "_sweep_before_kill": "False: killing a command signals its process group first, then "
                           "sweeps its marked processes (True: sweep first, for a backend whose "
                           "group kill waits for the output pipes to drain)",
+    "_session_helper": "True: sandlot's file tools may run in the sandbox's session helper "
+                       "(adr/0042); each backend sets it from its options' session_helper",
     "_can_sweep": "True: a sweep can run now (False: it would need a reconnect first)",
     "_before_spawn": "nothing: what a start waits for before anything runs (a reconnect), "
                      "awaited where a cancel may still cut it short",
@@ -75,12 +77,15 @@ OVERRIDES: dict[str, dict[str, str]] = {
                               "namespace, else the default",
     },
     "DockerSandbox": {
-        "_spawn": "docker exec",
+        "_spawn": "an exec request on the session helper when it runs (adr/0043), else (and "
+                  "for the helper's own start) docker exec",
         "_interactive": "docker exec -i (-t with a local PTY)",
         "_close": "stops or removes the container per on_close",
         "_sweep": "as root (docker exec -u 0), so processes started through sudo are found",
         "_copy_in": "docker cp for large payloads when commands run as root",
         "_copy_out": "docker cp streamed into a host tar (the root itself: the default)",
+        "_forward_connection": "a connect request on the session helper when it runs "
+                               "(adr/0043), else the default relay command",
     },
     "CoderSandbox": {
         "_spawn": "a channel on the sandbox's one SSH connection",
@@ -123,6 +128,14 @@ COMMAND_OVERRIDES: dict[str, dict[str, str]] = {
         "wait": "the docker exec client's exit once its output was delivered",
         "kill": "the group inside the container, then the output within a bound",
         "signal_group": "the group kill only, without waiting for the output",
+    },
+    "HelperCommand": {  # backends/docker/helper.py: a command over the session helper
+        "wait": "the helper's RESULT once the output was delivered; a helper lost meanwhile "
+                "is ConnectionLostError (137 when the command was being ended anyway)",
+        "kill": "the group kill, then the output within a bound; a helper that does not "
+                "answer: the group killed as root through docker exec",
+        "signal_group": "a kill on the request's stream (as root through docker exec when "
+                        "the group is another user's)",
     },
     "SSHCommand": {
         "wait": "the channel's exit status once its output was delivered",

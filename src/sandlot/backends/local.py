@@ -57,6 +57,10 @@ class LocalOptions(RedactedModel):
     """Extra environment for every command, on top of the inherited allowlist (local_env.py)."""
     inherit_env: list[str] = Field(default_factory=list)
     """More host variables to pass on by name; SANDLOT_TOKEN and CODER_SESSION_TOKEN never are."""
+    session_helper: bool = True
+    """Run sandlot's file tools in one long-lived python3 process per sandbox (the session
+    helper, adr/0042) instead of one command per call; False: always one command per call.
+    Without python3 in the sandbox the tools take the one-command path either way."""
 
     @field_validator("inherit_env")
     @classmethod
@@ -87,6 +91,7 @@ def local(
     env: dict[str, str] | None = None,
     inherit_env: list[str] | None = None,
     attach: str | None = None,
+    session_helper: bool = True,
 ) -> LocalProvider:
     """A provider of local sandboxes (the embedded default: no infrastructure needed).
 

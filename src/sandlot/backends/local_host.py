@@ -13,12 +13,12 @@ import asyncio
 import contextlib
 import os
 import signal
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
-from .. import _run_marks, _shell
+from .. import _run_marks
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty, stop_feeding
 from .._tree import remove_tree
-from ..sandbox import RunningCommand, Sandbox, SpawnSpec
+from ..sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from .local_env import sandbox_environment
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ class HostSandbox(Sandbox):
     def __init__(self, worktree: str, options: LocalOptions) -> None:
         super().__init__(provider="local", worktree=worktree, name=os.path.basename(worktree))
         self.options = options
+        self._session_helper = options.session_helper
         self._env = sandbox_environment(options.env, options.inherit_env)
 
     def _wrap(self, line: str, *, die_with_parent: bool = True, tty: bool = False) -> list[str]:
@@ -131,21 +132,13 @@ class HostSandbox(Sandbox):
         # child of ours), so /proc here sees them all.
         await _run_marks.host_sweep(mark)
 
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
-        cmd = self._wrap(_shell.render(argv, cwd=cwd, env=env), tty=tty)
-        if tty:
-            return await asyncio.to_thread(run_with_pty, cmd, self._env, stdin, stdout)
-        return await asyncio.to_thread(run_piped, cmd, self._env, stdin, stdout, stderr)
+    async def _interactive(self, spec: InteractiveSpec) -> int:
+        cmd = self._wrap(spec.shell_line(), tty=spec.tty)
+        if spec.tty:
+            return await asyncio.to_thread(run_with_pty, cmd, self._env, spec.stdin, spec.stdout)
+        return await asyncio.to_thread(
+            run_piped, cmd, self._env, spec.stdin, spec.stdout, spec.stderr
+        )
 
     async def _close(self) -> None:
         if self.options.on_close == "delete":

@@ -15,7 +15,7 @@ from ..sandbox import Sandbox
 from ..workspaces import Workspace, WorkspaceSet
 from . import safe_mode, scripts
 from .registry import TOOLS
-from .runner import ScriptResult, run_script
+from .runner import ScriptResult, run_in_session, run_script
 from .safe_mode import Containment
 from .shells import ShellRegistry
 
@@ -103,10 +103,19 @@ class ToolboxBase:
                    stdin: bytes | AsyncIterable[bytes] | None = None,
                    limit: int = 4 << 20) -> ScriptResult:
         op = _SAFE_OPS.get(script)
+        result: ScriptResult | None = None
         if op is not None and self._containment != "path":
+            # The sandbox's session helper first (no process start); None: it cannot serve
+            # this call, and the one-command path below runs it.
+            result = await run_in_session(self.sandbox, [script, op, *args], name=tool,
+                                          env=self.env, stdin=stdin, timeout=self.timeout,
+                                          limit=limit)
+            if result is not None and self._containment is None:
+                self._containment = "descriptor"  # the helper runs on python3 >= 3.8
             script, args = safe_mode.LAUNCH, [safe_mode.HELPER_SOURCE, script, op, *args]
-        result = await run_script(self.sandbox, script, args, name=tool, env=self.env,
-                                  stdin=stdin, timeout=self.timeout, limit=limit)
+        if result is None:
+            result = await run_script(self.sandbox, script, args, name=tool, env=self.env,
+                                      stdin=stdin, timeout=self.timeout, limit=limit)
         if op is not None and self._containment is None:
             if safe_mode.PATH_MODE_NOTE in result.stderr:
                 self._containment = "path"

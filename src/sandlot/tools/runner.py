@@ -7,13 +7,18 @@ top. So tools spawn through the same backend hook `transfer.py` uses, with their
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import _shell
 from .._engine import SpawnSpec, engine_of
+from .._session.client import HelperLost, HelperUnavailable, session_for
+from ..errors import ToolError
 from ..output import OutputCapture
+
+log = logging.getLogger("sandlot.tools")
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
@@ -85,3 +90,52 @@ async def run_script(
     code, fired = await engine.run(spec, timeout=timeout)
     err.close()
     return ScriptResult(code, bytes(out.data), err.text(), out.truncated, fired is not None)
+
+
+async def run_in_session(
+    sandbox: Sandbox,
+    argv: Sequence[str],
+    *,
+    name: str,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | AsyncIterable[bytes] | None = None,
+    timeout: float | None = None,
+    limit: int = 1 << 20,
+) -> ScriptResult | None:
+    """The race-free helper's operation `argv` (SCRIPT OP ROOT TARGET ...) served by the
+    sandbox's session helper: the same output and exit code as `python3 -c safe_helper.py
+    argv`, without a process start. None when the session cannot serve it (off, no usable
+    python3, or lost during this call with input that can be sent again): the caller then
+    runs the one-command path. A lost call whose input was a stream fails with ToolError."""
+    engine = engine_of(sandbox)
+    engine.ensure_open()
+    if not engine.session_helper:
+        return None
+    session = session_for(engine, _shell.validate_env(env))
+    out = HeadCapture(limit)
+
+    async def on_data(channel: int, data: bytes) -> None:
+        if channel == 1:
+            await out.feed(data)
+
+    try:
+        result = await session.run("tool", {"argv": list(argv)}, stdin=stdin, on_data=on_data,
+                                   timeout=timeout)
+    except HelperUnavailable:
+        return None
+    except HelperLost as lost:
+        if stdin is None or isinstance(stdin, bytes):
+            log.warning("sandbox %s: %s during %s; running it as one command", sandbox.name,
+                        lost, name)
+            return None
+        raise ToolError(f"{name}: the sandbox's session helper was lost during the call "
+                        f"({lost}); the call may not have completed, run it again") from None
+    if result is None:
+        return ScriptResult(124, bytes(out.data), "", out.truncated, True)
+    code = result.get("code")
+    if not isinstance(code, int):
+        return ScriptResult(1, bytes(out.data), str(result.get("error", ""))[-4000:],
+                            out.truncated, False)
+    stderr = result.get("stderr")
+    return ScriptResult(code, bytes(out.data), stderr if isinstance(stderr, str) else "",
+                        out.truncated, False)

@@ -13,6 +13,11 @@ Usage (by the toolbox): python3 -c SOURCE SCRIPT OP ROOT TARGET [ARGS...], with 
 of the sh SCRIPT it replaces; the output and the exit codes are exactly that script's, so the
 toolbox parses both alike. This
 file only uses the standard library, and is self-contained: it is sent as a string.
+
+The session helper (sandlot/_session/helper/files.py) runs the same operations many at a time
+in one long-lived process: `run(argv)` there, with `IO` (a thread-local) redirecting output,
+input, the commands run for an operation and the sh script exec'd by list/glob. Nothing here
+changes the process's working directory in that case: directories are used by descriptor.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 
 ROOT_MISSING, UNRESOLVABLE, ESCAPES, NOT_A_DIRECTORY, NOT_FOUND = 70, 71, 72, 73, 74
@@ -40,8 +46,41 @@ class Fail(Exception):
         self.detail = detail
 
 
+#: Per-thread redirections set by the session helper (unset: this process's own stdio).
+IO = threading.local()
+
+
 def out(data: bytes) -> None:
-    sys.stdout.buffer.write(data)
+    sink = getattr(IO, "out", None)
+    if sink is None:
+        sys.stdout.buffer.write(data)
+    else:
+        sink(data)
+
+
+def read_input() -> bytes:
+    source = getattr(IO, "read_input", None)
+    return sys.stdin.buffer.read() if source is None else source()
+
+
+def run_tool(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    """subprocess.run (the session helper's version can be ended when its request is)."""
+    runner = getattr(IO, "run_tool", None)
+    if runner is None:
+        return subprocess.run(argv, **kwargs)  # type: ignore[call-overload, no-any-return]
+    return runner(argv, **kwargs)  # type: ignore[no-any-return]
+
+
+def exec_in(dir_fd: int, argv: list[str]) -> None:
+    """Run argv in the directory DIR_FD as this operation's end: here by fchdir and exec (the
+    operation's output and exit code are the script's); the session helper runs it as a child
+    whose working directory is that descriptor."""
+    runner = getattr(IO, "exec_in", None)
+    if runner is not None:
+        runner(dir_fd, argv)
+        return
+    os.fchdir(dir_fd)
+    os.execvp(argv[0], argv)
 
 
 class Walk:
@@ -259,12 +298,15 @@ def op_fetch(walk: Walk, target: str, cap: str) -> None:
 
 def op_list(walk: Walk, target: str, shallow: str, limit: str) -> None:
     """list: the listing script, run in the directory entered race-free."""
-    enter_directory(walk, target)
-    os.execvp("sh", ["sh", "-c", SCRIPT, "sandlot-list", ".", ".", shallow, limit])
+    fd = open_directory(walk, target)
+    try:
+        exec_in(fd, ["sh", "-c", script(), "sandlot-list", ".", ".", shallow, limit])
+    finally:
+        os.close(fd)
 
 
 def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> None:
-    data = sys.stdin.buffer.read()
+    data = read_input()
     parent, name = walk.resolve(target, create_dirs=True)
     tmp = f".sandlot-write.{token}.tmp"
     try:
@@ -344,17 +386,19 @@ def op_grep(
     except Fail as failure:
         if failure.code != IS_A_DIRECTORY:
             raise
-        enter_directory(walk, target)
-        sink.write(b"\x1eengine %s\n\x1ekind dir\n" % engine.encode())
-        top = os.open(".", DIR_FLAGS)
-        names = names_below(selector, set(excludes.split("/")) - {""})
-        for start in range(0, len(names), 256):
-            batch: list[tuple[str, int]] = []
-            for name in names[start:start + 256]:
-                opened = open_below(top, name[2:])
-                if opened is not None:
-                    batch.append((os.fsdecode(name), opened))
-            search(batch, engine, rg_pat, ere, flags, ctx, sink)
+        top = open_directory(walk, target)
+        try:
+            sink.write(b"\x1eengine %s\n\x1ekind dir\n" % engine.encode())
+            names = names_below(top, selector, set(excludes.split("/")) - {""})
+            for start in range(0, len(names), 256):
+                batch: list[tuple[str, int]] = []
+                for name in names[start:start + 256]:
+                    opened = open_below(top, name[2:])
+                    if opened is not None:
+                        batch.append((os.fsdecode(name), opened))
+                search(batch, engine, rg_pat, ere, flags, ctx, sink)
+        finally:
+            os.close(top)
         return
     sink.write(b"\x1eengine %s\n\x1ekind file\n" % engine.encode())
     search([("./" + target.rsplit("/", 1)[-1], fd)], engine, rg_pat, ere, flags, ctx, sink)
@@ -372,32 +416,52 @@ class Bounded:
             self.left -= len(data)
 
 
+#: Patterns found valid (the session helper checks each once; a one-shot run, once anyway).
+CHECKED: set[tuple[str, ...]] = set()
+
+
 def check_pattern(engine: str, rg_pat: str, ere: str, flags: list[str]) -> None:
     argv = (["rg", "--no-config", *flags, "-e", rg_pat] if engine == "rg"
             else ["grep", "-E", *flags, "-e", ere])
-    done = subprocess.run(argv, input=b"\n", capture_output=True, check=False)
+    if tuple(argv) in CHECKED:
+        return
+    done = run_tool(argv, input=b"\n", capture_output=True, check=False)
     if done.returncode == 2:
         raise Fail(BAD_PATTERN, done.stderr.decode("utf-8", "replace").strip())
+    if len(CHECKED) > 1024:
+        CHECKED.clear()
+    CHECKED.add(tuple(argv))
 
 
-def names_below(selector: str, excludes: set[str]) -> list[bytes]:
-    """Every file name below "." ("./" first; symlinks to directories are not entered, an
+def names_below(top: int, selector: str, excludes: set[str],
+                regular_only: bool = False) -> list[bytes]:
+    """Every file name below the directory TOP, as "./..." (symlinks to directories are not
+    entered, an excluded name is pruned; symlinks to directories are not entered, an
     excluded name is pruned), sorted by bytes, as the sh script lists them. Names are only
     collected here: each file is opened later by open_below, so a tree of any size never
     holds more than a batch open."""
     found: list[bytes] = []
-    for folder, dirs, files, _ in os.fwalk(b".", follow_symlinks=False):
+    for folder, dirs, files, folder_fd in os.fwalk(b".", follow_symlinks=False, dir_fd=top):
         dirs[:] = [d for d in dirs if os.fsdecode(d) not in excludes]
         found.extend(os.path.join(folder, name) for name in files
-                     if os.fsdecode(name) not in excludes)
+                     if os.fsdecode(name) not in excludes
+                     and (not regular_only or is_regular(folder_fd, name)))
     if selector and found:
         # The same grep -E as the sh script's select0, so the glob's ERE means the same.
-        chosen = subprocess.run(["grep", "-z", "-E", "-e", "^\\./" + selector[1:]],
+        chosen = run_tool(["grep", "-z", "-E", "-e", "^\\./" + selector[1:]],
                                 input=b"\0".join(found) + b"\0", capture_output=True,
                                 env={**os.environ, "LC_ALL": "C"}, check=False)
         found = [name for name in chosen.stdout.split(b"\0") if name]
     found.sort()
     return found
+
+
+def is_regular(dir_fd: int, name: bytes) -> bool:
+    """Whether NAME in DIR_FD is a regular file (not followed: find's -type f)."""
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def open_below(top: int, rel: bytes) -> int | None:
@@ -434,7 +498,7 @@ def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
     try:
         if engine == "rg":
             # -j1: one thread searches the files in the order given (the names' order).
-            done = subprocess.run(["rg", "--no-config", "--json", "-j1", *flags, "-C", ctx, "-e",
+            done = run_tool(["rg", "--no-config", "--json", "-j1", *flags, "-C", ctx, "-e",
                                    rg_pat, "--", *names], pass_fds=fds, capture_output=True,
                                   check=False)
             for line in done.stdout.splitlines():
@@ -448,7 +512,7 @@ def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
                     data["path"] = {"text": names[shown]}
                 sink.write(json.dumps(event).encode() + b"\n")
             return
-        hits = subprocess.run(["grep", "-l", "-a", "-E", *flags, "-e", ere, "--", *names],
+        hits = run_tool(["grep", "-l", "-a", "-E", *flags, "-e", ere, "--", *names],
                               pass_fds=fds, capture_output=True, check=False)
         context = ["-C", ctx] if int(ctx) > 0 else []
         for dev in hits.stdout.decode().split("\n"):
@@ -460,7 +524,7 @@ def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
                 sink.write(b"\x1eB" + name + b"\0")
                 continue
             sink.write(b"\x1eF" + name + b"\0")
-            lines = subprocess.run(["grep", "-n", "-a", "-E", *flags, *context, "-e", ere,
+            lines = run_tool(["grep", "-n", "-a", "-E", *flags, *context, "-e", ere,
                                     "--", dev], pass_fds=[fd], capture_output=True, check=False)
             sink.write(lines.stdout)
     finally:
@@ -468,9 +532,9 @@ def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
             os.close(fd)
 
 
-def enter_directory(walk: Walk, target: str) -> None:
-    """Make the directory at `target` our working directory, race-free (fchdir to the
-    descriptor the walk opened); the sh script then works below "." without resolving again."""
+def open_directory(walk: Walk, target: str) -> int:
+    """The directory at `target`, opened race-free (from the descriptor the walk opened); the
+    sh script then works below it as "." without resolving again (exec_in)."""
     parent, name = walk.resolve(target)
     try:
         if name is None or name == ".":
@@ -486,15 +550,23 @@ def enter_directory(walk: Walk, target: str) -> None:
                 raise Fail(NOT_A_DIRECTORY, target) from None
     finally:
         os.close(parent)
-    os.fchdir(fd)
-    os.close(fd)
+    return fd
 
 
 def op_glob(walk: Walk, target: str, ere: str, limit: str, use_rg: str, excludes: str) -> None:
-    """glob: the listing script, run in the directory entered race-free."""
-    enter_directory(walk, target)
-    os.execvp("sh", ["sh", "-c", SCRIPT, "sandlot-glob", ".", ".", ere, limit, use_rg,
-                     excludes])
+    """glob: the regular files below the directory entered race-free, as the sh script lists
+    them (its `list0 | select0 | sort -z | head -c`: hidden files included, excluded names
+    pruned, symlinks neither listed nor entered, the ERE applied by the same grep -z), listed
+    by names_below instead of a shell pipeline."""
+    engine = "rg" if use_rg == "1" and which("rg") else "find"
+    fd = open_directory(walk, target)
+    try:
+        sink = Bounded(int(limit))
+        sink.write(b"\x1eengine %s\x00" % engine.encode())
+        for name in names_below(fd, ere, set(excludes.split("/")) - {""}, regular_only=True):
+            sink.write(name + b"\x00")
+    finally:
+        os.close(fd)
 
 
 def which(program: str) -> bool:
@@ -516,14 +588,20 @@ OPS: dict[str, Callable[..., None]] = {
 }
 
 
-SCRIPT = ""  # the sh script this operation replaces (for what it leaves to it)
+def script() -> str:
+    """The sh script this operation replaces (for what it leaves to it: list and glob)."""
+    return str(IO.script)
+
+
+def run(argv: list[str]) -> None:
+    """One operation: ARGV is SCRIPT OP ROOT TARGET [ARGS...]; a failure raises `Fail`."""
+    IO.script, op, root, target, *rest = argv
+    OPS[op](Walk(root), target, *rest)
 
 
 def main() -> None:
-    global SCRIPT
-    SCRIPT, op, root, target, *rest = sys.argv[1:]
     try:
-        OPS[op](Walk(root), target, *rest)
+        run(sys.argv[1:])
     except Fail as failure:
         sys.stdout.flush()
         sys.stderr.write(f"{failure.detail}\n")

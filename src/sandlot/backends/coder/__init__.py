@@ -65,6 +65,7 @@ def coder(
     transient_retry_timeout: float | None = None,
     keepalive_interval: float | None = None,
     keepalive_count_max: int | None = None,
+    session_helper: bool = True,
 ) -> CoderProvider:
     """A provider of sandboxes in Coder workspaces.
 

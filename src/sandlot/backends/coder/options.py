@@ -104,6 +104,10 @@ class _CoderCommon(RedactedModel):
     reconnects."""
     keepalive_count_max: int = Field(default=4, ge=1)
     """Unanswered keepalives before the connection counts as lost."""
+    session_helper: bool = True
+    """Run sandlot's file tools in one long-lived python3 process per sandbox (the session
+    helper, adr/0042) instead of one command per call; False: always one command per call.
+    Without python3 in the sandbox the tools take the one-command path either way."""
     transient_retry_timeout: float = Field(default=120.0, ge=0)
     """Seconds to keep retrying, with backoff, a transient failure of the deployment while a
     workspace is made or found (rate limited, a proxy's 502/503/504, connection refused while

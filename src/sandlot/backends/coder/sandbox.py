@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-from typing import BinaryIO
 
 import anyio.abc
 import asyncssh
 
 from ... import _shell
 from ...errors import CleanupError, ProviderError
-from ...sandbox import RunningCommand, Sandbox, SpawnSpec
+from ...sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from .cli import CoderCLI
 from .models import Agent, Workspace
 from .options import CoderAttachOptions, CoderCreateOptions
@@ -43,6 +42,7 @@ class CoderSandbox(Sandbox):
         self._connection = connection
         self._cli = cli
         self._options = options
+        self._session_helper = options.session_helper
 
     @property
     def connection(self) -> SSHConnection:
@@ -62,20 +62,10 @@ class CoderSandbox(Sandbox):
         spec.env = self._env(spec.env)
         return await self._connection.spawn(spec)
 
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
-        line = _shell.render(argv, cwd=cwd, env=self._env(env))
+    async def _interactive(self, spec: InteractiveSpec) -> int:
+        line = _shell.render(spec.argv, cwd=spec.cwd, env=self._env(spec.env))
         return await self._connection.interactive(
-            line, stdin=stdin, stdout=stdout, stderr=stderr, tty=tty
+            line, stdin=spec.stdin, stdout=spec.stdout, stderr=spec.stderr, tty=spec.tty
         )
 
     async def _forward_preflight(self) -> None:

@@ -38,6 +38,7 @@ def docker(
     docker_binary: str = "docker",
     pull: Literal["never", "missing"] = "never",
     init: bool = True,
+    session_helper: bool = True,
 ) -> DockerProvider:
     """A provider of Docker-container sandboxes.
 

@@ -108,6 +108,11 @@ class DockerOptions(RedactedModel):
     sandbox never reaches a registry; `missing`: let the engine pull it when absent."""
     init: bool = True
     """Run docker's init (tini) as PID 1, so killed commands' orphans are reaped."""
+    session_helper: bool = True
+    """Run commands, forwarded connections and the file tools over one long-lived helper
+    process in the container (python3 from the image, standard library only; adr/0042,
+    adr/0043) instead of one `docker exec` each. Without a usable python3 it stays off by itself;
+    False turns it off."""
 
     @field_validator("name")
     @classmethod

@@ -19,15 +19,17 @@ import re
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import TypeVar
 
 import anyio
+import anyio.abc
 
 from ... import _run_marks, _shell
 from ..._host_io import feed_stdin, stop_feeding
 from ..._shared_call import SharedCall
 from ...errors import CleanupError, ProviderError, SandboxGoneError, SandboxPausedError
-from ...sandbox import SWEEP_TIMEOUT, RunningCommand, Sandbox, SpawnSpec
+from ...sandbox import SWEEP_TIMEOUT, InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
+from . import helper
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions, OnClose
 
@@ -261,11 +263,14 @@ class DockerSandbox(Sandbox):
         self.cli = cli
         self.container_id = container_id
         self.options = options
+        self._session_helper = options.session_helper
         self.on_close: OnClose = on_close
         self._root: bool | None = None  # whether commands run as root (asked once)
         #: The container's state, one `docker inspect` shared by every command that asks.
         self._state = SharedCall(self._inspect_state)
         self._paused_since: float | None = None
+        # Off for the file tools too when the provider says so (adr/0042, adr/0043).
+        self._session_helper = options.session_helper
 
     def _exec_argv(
         self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,
@@ -285,7 +290,17 @@ class DockerSandbox(Sandbox):
         client_env = {**self.cli.env, **passed}
         return self.cli.argv("exec", *flags, self.container_id, "sh", "-c", line), client_env
 
+    def _helper_on(self) -> bool:
+        """Whether commands and forwards may go over the session helper (adr/0043)."""
+        return self._session_helper
+
     async def _spawn(self, spec: SpawnSpec) -> RunningCommand:
+        """Over the session helper when it runs (one request on its stream), else (and for
+        the helper's own start) one `docker exec` (adr/0043)."""
+        if self._helper_on() and not helper.is_helper_start(spec):
+            command = await helper.spawn(self, spec)
+            if command is not None:
+                return command
         cmd, env = self._exec_argv(
             spec.argv, cwd=spec.cwd, env=spec.env, sudo=spec.sudo,
             interactive=spec.stdin is not None, tty=False, announce=True,
@@ -300,27 +315,30 @@ class DockerSandbox(Sandbox):
         )
         return DockerCommand(self, proc, spec)
 
-    async def _interactive(
-        self,
-        argv: list[str],
-        *,
-        cwd: str,
-        env: dict[str, str],
-        stdin: BinaryIO,
-        stdout: BinaryIO,
-        stderr: BinaryIO,
-        tty: bool,
-    ) -> int:
+    async def _interactive(self, spec: InteractiveSpec) -> int:
         from ..._host_io import run_piped as _run_piped
         from ..._host_io import run_with_pty as _run_with_pty
 
         cmd, client_env = self._exec_argv(
-            argv, cwd=cwd, env=env, sudo=False, interactive=True, tty=tty, announce=False
+            spec.argv, cwd=spec.cwd, env=spec.env, sudo=False, interactive=True, tty=spec.tty,
+            announce=False,
         )
-        if tty:
+        if spec.tty:
             # `docker exec -t` insists on a terminal as its stdin: give it a local PTY.
-            return await asyncio.to_thread(_run_with_pty, cmd, client_env, stdin, stdout)
-        return await asyncio.to_thread(_run_piped, cmd, client_env, stdin, stdout, stderr)
+            return await asyncio.to_thread(
+                _run_with_pty, cmd, client_env, spec.stdin, spec.stdout
+            )
+        return await asyncio.to_thread(
+            _run_piped, cmd, client_env, spec.stdin, spec.stdout, spec.stderr
+        )
+
+    async def _forward_connection(
+        self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
+    ) -> None:
+        """A `connect` request on the session helper when it runs, else a relay command."""
+        if self._helper_on() and await helper.forward(self, client, remote_host, remote_port):
+            return
+        await super()._forward_connection(client, remote_host, remote_port)
 
     async def _copy_in(self, source: Path, dest: str) -> None:
         """Large payloads go through `docker cp -` when commands run as root (see copy.py);

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .support import SERVERS
+
 
 @dataclass(frozen=True)
 class Case:
@@ -89,3 +91,24 @@ NODE = Case(
 )
 
 CASES: dict[str, Case] = {case.language: case for case in (GO, PYTHON, NODE)}
+
+RUST = Case(
+    language="rust",
+    fixture="rust",
+    definition_at=("src/lib.rs", 15, 29),
+    definition=("src/store.rs", 18),
+    symbol="Store.get",
+    references_at=("src/store.rs", 18, 12),
+    references=frozenset({("src/store.rs", 18), ("src/lib.rs", 15), ("src/lib.rs", 33)}),
+    grep=r"\.get\(",
+    hover_at=("src/lib.rs", 15, 9),
+    hover="let cents: u32",
+    new_name="fetch",
+    check="cargo build -q && cargo test -q",
+    planted=("src/extra.rs", '//! Room for more.\n\n/// Wrong on purpose.\n'
+             'pub fn half(cents: u32) -> u32 {\n    "half"\n}\n', 5),
+)
+
+#: Rust joins when rust-analyzer is installed (adr/0053: its build is opt-in here).
+if (SERVERS / "bin" / "rust-analyzer").exists():
+    CASES["rust"] = RUST

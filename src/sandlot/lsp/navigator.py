@@ -112,7 +112,6 @@ class LanguageServers:
         self.request_timeout = request_timeout
         self.on_progress = on_progress
         self._servers: dict[tuple[str, str], LanguageServer] = {}
-        self._warm: set[int] = set()
         self._locks: dict[tuple[str, str], anyio.Lock] = {}
         #: Files recent answers pointed into (insertion-ordered, bounded), read with the next
         #: call's own file so that its answer needs no second round trip.
@@ -157,7 +156,7 @@ class LanguageServers:
                                          argv=self.commands.get(detector.language))
                 await current.start(self.index_timeout)
                 self._servers[key] = current
-        if id(current) in self._warm:
+        if current.warm:
             return current, time.monotonic() + self.request_timeout
         return current, current.started + self.index_timeout
 
@@ -176,7 +175,7 @@ class LanguageServers:
             partial = not result or server.language in ANSWERS_WHILE_LOADING
             if attempt == 2 or not (loading and partial):
                 break
-        self._warm.add(id(server))
+        server.warm = True
         return result
 
     async def _send(self, server: LanguageServer, deadline: float, method: str,
@@ -190,14 +189,14 @@ class LanguageServers:
             raise LanguageServerTimeoutError(
                 f"{server.name} did not answer {method} within {self._budget(server):g}s "
                 f"({what}); call again, or raise "
-                f"{'request_timeout' if id(server) in self._warm else 'index_timeout'}"
+                f"{'request_timeout' if server.warm else 'index_timeout'}"
             ) from None
         except LanguageServerCrashedError:
-            self._warm.discard(id(server))
+            server.warm = False
             raise
 
     def _budget(self, server: LanguageServer) -> float:
-        return self.request_timeout if id(server) in self._warm else self.index_timeout
+        return self.request_timeout if server.warm else self.index_timeout
 
     # ---- files --------------------------------------------------------------------------------
 
@@ -312,7 +311,7 @@ class LanguageServers:
         server, deadline = await self.server(ws, detector_for(target))
         wanted = [target, *(p for p in self._recent if p != target and self._owner(p) is ws)]
         doc = server.documents.get(file_uri(target))
-        if doc is not None and id(server) in self._warm:
+        if doc is not None and server.warm:
             params = self._params(doc, ws, target, line, column, extra)
             texts, raw = await _together(
                 read_many(self.sandbox, ws.root, wanted, env=self.env),
@@ -479,7 +478,7 @@ class LanguageServers:
         wait_until = min(deadline, time.monotonic() + self._budget(server))
         items = await server.wait_diagnostics(file_uri(target), doc.synced, doc.version,
                                               wait_until)
-        self._warm.add(id(server))
+        server.warm = True
         lines = positions.lines_of(doc.text)
         out = []
         for item in items:

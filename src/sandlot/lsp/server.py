@@ -105,6 +105,9 @@ class LanguageServer:
         self.capabilities: dict[str, Any] = {}
         self.progress = Progress()
         self.started = time.monotonic()
+        #: Whether it has answered once: later calls get `request_timeout`, not the indexing
+        #: budget, and may ask while the file is read.
+        self.warm = False
         self.connection: Connection | None = None
         self._changed = asyncio.Event()
 

@@ -174,3 +174,20 @@ async def test_location_text_is_read_inside_the_workspace_only(
         assert (got[f"{root}/store/store.go"] or "").startswith("// Package store")
     finally:
         await sandbox.exec(["rm", "-f", "linked", "link.go"])
+
+
+async def test_servers_end_with_the_sandbox() -> None:
+    require_servers("go")
+    async with local_backend() as (provider, env):
+        sandbox = await provider.create()
+        try:
+            await sandbox.copy_in(FIXTURES / "go", sandbox.worktree)
+            lsp = LanguageServers(sandbox, env=env)
+            assert await lsp.find_definition("cmd/shop/main.go", 17, 18)
+            [pid] = await _pids(sandbox, sandbox.worktree, "gopls")
+        finally:
+            await sandbox.close()  # no lsp.aclose(): the sandbox's close ends its servers
+        from tests.helpers import host_alive
+
+        assert host_alive([pid]) == []
+        assert lsp.running() == []

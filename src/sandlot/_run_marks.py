@@ -9,8 +9,9 @@ search repeats until a round finds nothing, so a process forking as fast as it c
 too. A process that replaces its own environment (`env -i`, `execve` with a fresh one) is not
 found: see adr/0020.
 
-Local sandboxes search the host's /proc here in Python; remote ones run `SWEEP_SCRIPT` (POSIX
-sh with grep; busybox is enough) inside the sandbox.
+Local sandboxes search the host's /proc here in Python (`_proc_scan`); remote ones run
+`sweep_argv`: the same search with the sandbox's python3, or `SWEEP_SCRIPT` in POSIX sh with
+grep (busybox is enough) where it has none.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import hashlib
 import os
 import re
 import secrets
-import signal
-import time
+from pathlib import Path
+
+from . import _proc_scan
 
 #: The environment variable every command runs with.
 RUN_ENV = "SANDLOT_RUN"
@@ -66,85 +68,10 @@ def _matches(entries: list[bytes], mark: str) -> bool:
     return any(entry.startswith(prefix) for entry in entries)
 
 
-#: The kernel's flag for its own threads (`PF_KTHREAD`), which have no environment ever.
-_PF_KTHREAD = 0x00200000
-#: How long `host_pids` waits for a process in the middle of `execve` to show its environment.
-_EXEC_SETTLE = 0.2
-_EXEC_POLL = 0.002
-
-
-def _read(pid: int, what: str) -> bytes | None:
-    try:
-        with open(f"/proc/{pid}/{what}", "rb") as handle:
-            return handle.read()
-    except OSError:  # gone, or not ours to read
-        return None
-
-
-def _empty_environment(pid: int) -> str:
-    """Why `pid`'s environment just read empty: "none" for a kernel thread, a zombie or a
-    process gone; "empty" when the kernel's environment addresses are set and equal (stat
-    fields 50 and 51), as for a process run with `env -i`, or for a moment in `execve`;
-    "exec" otherwise, the rest of `execve`'s window. In that window the new memory is in place
-    but the environment not yet written there, though the process has it (and its run mark)
-    once the exec completes."""
-    stat = _read(pid, "stat")
-    if not stat:
-        return "none"
-    fields = stat.rsplit(b")", 1)[-1].split()
-    if len(fields) < 49 or fields[0] in (b"Z", b"X"):
-        return "none"
-    try:
-        if int(fields[6]) & _PF_KTHREAD:
-            return "none"
-        env_start, env_end = int(fields[47]), int(fields[48])
-    except ValueError:
-        return "none"
-    return "empty" if env_end != 0 and env_start == env_end else "exec"
-
-
 def host_pids(mark: str) -> list[int]:
-    """Processes on this host whose environment holds `mark` (see `grep_pattern`).
-
-    A process caught in the middle of `execve` shows an empty environment for a moment (in
-    about 7% of scans of a process that execs in a loop); a sweep that took that for "not
-    marked" left a daemon running as it exec'd. A process whose environment reads empty is
-    read again until it shows, within `_EXEC_SETTLE`; one that reads empty twice with its
-    environment's addresses equal really has none."""
-    found: list[int] = []
-    settling: dict[int, bool] = {}  # pid -> its environment looked empty for good once
-    me = os.getpid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        environ = _read(int(name), "environ")
-        if environ is None:
-            continue
-        if environ:
-            if _matches(environ.split(b"\0"), mark):
-                found.append(int(name))
-            continue
-        why = _empty_environment(int(name))
-        if why != "none":
-            settling[int(name)] = why == "empty"
-    deadline = time.monotonic() + _EXEC_SETTLE
-    while settling and time.monotonic() < deadline:
-        time.sleep(_EXEC_POLL)
-        again: dict[int, bool] = {}
-        for pid, looked_empty in settling.items():
-            environ = _read(pid, "environ")
-            if environ is None:
-                continue
-            if environ:
-                if _matches(environ.split(b"\0"), mark):
-                    found.append(pid)
-                continue
-            why = _empty_environment(pid)
-            if why == "none" or (why == "empty" and looked_empty):
-                continue
-            again[pid] = why == "empty"
-        settling = again
-    return found
+    """Processes on this host whose environment holds `mark` (see `grep_pattern`), a process
+    inside `execve` included (`_proc_scan.marked`)."""
+    return _proc_scan.marked(lambda entries: _matches(entries, mark), os.getpid())
 
 
 async def host_sweep(mark: str) -> int:
@@ -154,38 +81,26 @@ async def host_sweep(mark: str) -> int:
         pids = host_pids(mark)
         if not pids:
             return killed
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                continue
+        killed += _proc_scan.kill_all(pids)
         await asyncio.sleep(_ROUND_PAUSE)
     return killed
 
 
-# $1 is `grep_pattern(mark)`. `grep -z` reads NUL-separated entries in one process per round;
-# a grep without -z (old busybox) gets each environment through `tr`. The script skips itself;
-# zombies have an empty environment and never match.
+# $1 is `grep_pattern(mark)`; $2, when given, is `_proc_scan`'s source: with python3 in the
+# sandbox it does the sweep, reading each environment once and waiting out a process inside
+# execve. Without python3 (or where it fails to run: exit codes other than 0 and 3) sh does
+# it: `grep -z` reads NUL-separated entries in one process per round; a grep without -z (old
+# busybox) gets each environment through `tr`. The script skips itself; zombies have an empty
+# environment and never match. sh cannot read each environment once for both questions (is
+# it marked, is it empty), so a process inside execve may hide from one round: an empty round
+# is trusted when the round after a pause agrees.
 SWEEP_SCRIPT = r"""
 pat=$1; me=$$; z=; quiet=
+if [ -n "$2" ] && command -v python3 >/dev/null 2>&1; then
+  python3 -c "$2" "$pat"; rc=$?
+  case $rc in 0|3) exit $(( rc / 3 ));; esac
+fi
 if printf 'x\000' | grep -qz x 2>/dev/null; then z=1; fi
-# Whether a process is in the middle of execve: its environment reads empty until the kernel
-# has written the new one (stat's env_end, field 51, still 0; see host_pids). Kernel threads,
-# zombies and a process run with no environment at all (env_start = env_end, set) are not.
-in_exec() {
-  for e in $(grep -Ls . /proc/[0-9]*/environ 2>/dev/null); do
-    p=${e#/proc/}; p=${p%/environ}
-    read -r s < "/proc/$p/stat" 2>/dev/null || continue
-    set -- ${s##*) }
-    [ $# -ge 49 ] || continue
-    case $1 in Z|X) continue;; esac
-    [ $(( $7 & 2097152 )) -eq 0 ] || continue
-    [ "${49}" != 0 ] && [ "${48}" = "${49}" ] && continue
-    return 0
-  done
-  return 1
-}
 n=0
 while [ "$n" -lt 50 ]; do
   n=$((n + 1)); pids=
@@ -201,13 +116,19 @@ while [ "$n" -lt 50 ]; do
   fi
   live=
   for p in $pids; do [ "$p" = "$me" ] || live="$live $p"; done
-  # A round that finds nothing is trusted when no process is in an exec and the round after
-  # a pause agrees (an exec's last step shows an empty environment with env_start = env_end).
-  if [ -n "$live" ]; then quiet=; kill -KILL $live 2>/dev/null
-  elif in_exec; then quiet=
-  elif [ -n "$quiet" ]; then exit 0
-  else quiet=1; fi
+  if [ -z "$live" ]; then [ -n "$quiet" ] && exit 0; quiet=1
+  else quiet=; kill -KILL $live 2>/dev/null; fi
   sleep 0.02 2>/dev/null || sleep 1
 done
 exit 1
 """
+
+
+def sweep_argv(mark: str) -> list[str]:
+    """The command that ends every process holding `mark` inside a sandbox: exit 0 once none
+    is left, 1 when it gave up."""
+    return ["sh", "-c", SWEEP_SCRIPT, "sh", grep_pattern(mark), _SCAN_SOURCE]
+
+
+_SCAN_SOURCE = Path(_proc_scan.__file__).read_text(encoding="utf-8")
+

@@ -237,9 +237,9 @@ class Sandbox(ABC):
 
     async def _sweep(self, mark: str) -> None:
         """Backend hook: kill every process in the sandbox whose environment holds `mark`
-        (`_run_marks.grep_pattern`). The default runs the sweep script as a command."""
+        (`_run_marks.grep_pattern`). The default runs `_run_marks.sweep_argv` as a command."""
         spec = SpawnSpec(
-            argv=["sh", "-c", _run_marks.SWEEP_SCRIPT, "sh", _run_marks.grep_pattern(mark)],
+            argv=_run_marks.sweep_argv(mark),
             cwd="/",
             env={},
             sudo=False,

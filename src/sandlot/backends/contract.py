@@ -37,7 +37,7 @@ HOOKS: dict[str, str] = {
     "_can_sweep": "True: a sweep can run now (False: it would need a reconnect first)",
     "_before_spawn": "nothing: what a start waits for before anything runs (a reconnect), "
                      "awaited where a cancel may still cut it short",
-    "_sweep": "run the sweep script (`_run_marks.SWEEP_SCRIPT`) as a command, killing every "
+    "_sweep": "run the sweep (`_run_marks.sweep_argv`) as a command, killing every "
               "process whose environment holds the mark",
     "_spawn_detached": "start argv from `setsid` in a command that returns at once (durable "
                        "processes outlive it)",

@@ -376,8 +376,8 @@ class DockerSandbox(Sandbox):
     async def _sweep(self, mark: str) -> None:
         """As root, so processes a command started through sudo are found too."""
         await self.cli.run(
-            "exec", "-u", "0", self.container_id, "sh", "-c", _run_marks.SWEEP_SCRIPT, "sh",
-            _run_marks.grep_pattern(mark), timeout=SWEEP_TIMEOUT,
+            "exec", "-u", "0", self.container_id, *_run_marks.sweep_argv(mark),
+            timeout=SWEEP_TIMEOUT,
         )  # fmt: skip
 
     async def _inspect_state(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import posixpath
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,14 @@ CAPABILITIES: dict[str, Any] = {
     # rust-analyzer says when it is done loading (quiescent) only to a client asking for it.
     "experimental": {"serverStatusNotification": True},
 }
+
+
+#: A log line saying the server has found the workspace's files, for servers that answer
+#: before they have: pyright answered a first find_references with the declaration alone, and
+#: logged "Found 5 source files" just after. Requests wait for it (at most READY_GRACE s after
+#: the start, in case a version words it otherwise).
+READY_LOGS: dict[str, re.Pattern[str]] = {"python": re.compile(r"^Found \d+ source files?")}
+READY_GRACE = 60.0
 
 
 def file_uri(path: str) -> str:
@@ -94,6 +103,9 @@ class LanguageServer:
         self.sandbox = sandbox
         self.detector = detector
         self.argv = list(argv or detector.lsp_command)
+        default = self.argv == list(detector.lsp_command)
+        self.ready_log = READY_LOGS.get(detector.language) if default else None
+        self.ready_seen = False
         self.language = detector.language
         self.root = root
         self.env = dict(env)
@@ -172,6 +184,12 @@ class LanguageServer:
             items = [d for d in params.get("diagnostics") or [] if isinstance(d, dict)]
             self.diagnostics[uri] = (version if isinstance(version, int) else None,
                                      time.monotonic(), items)
+        elif method == "window/logMessage" and isinstance(params, dict):
+            if self.ready_log is None or self.ready_seen:
+                return
+            if not self.ready_log.search(str(params.get("message", ""))):
+                return
+            self.ready_seen = True
         elif method == "experimental/serverStatus" and isinstance(params, dict):
             self.progress.quiescent = bool(params.get("quiescent"))
             if params.get("message"):
@@ -233,6 +251,9 @@ class LanguageServer:
             return "; ".join(t for t in self.progress.active.values() if t) or "indexing"
         if self.progress.quiescent is False:
             return self.progress.last or "loading the workspace"
+        if (self.ready_log is not None and not self.ready_seen
+                and time.monotonic() - self.started < READY_GRACE):
+            return "finding the workspace's source files"
         return None
 
     async def settle(self, deadline: float, timeout: float) -> None:

@@ -35,6 +35,8 @@ SUITES: dict[str, str] = {
     "forward": "bench.forward_bench",
     "deepagents": "bench.deepagents_bench",
     "lsp": "bench.lsp_bench",
+    "openai_agents": "bench.openai_agents_bench",
+    "feedback": "bench.feedback_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

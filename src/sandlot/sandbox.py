@@ -55,6 +55,7 @@ from ._engine import SpawnSpec as SpawnSpec
 from ._engine import StdinSource as StdinSource
 from .errors import ConfigurationError, HostPathNotFoundError
 from .forward import ForwardAddress
+from .fswatch import FileWatch
 from .output import OutputCapture
 from .processes import DurableProcesses
 
@@ -198,6 +199,17 @@ class Sandbox(ABC):
             display=_shell.display(argv),
         )
         return spec, out, err, silence
+
+    def watch(self, path: str = ".", *, recursive: bool = True, queue_size: int = 10_000,
+              poll_interval: float = 0.5, force_poll: bool = False) -> FileWatch:
+        """Changes under `path` (relative to the worktree, or absolute) as `FileEvent`s:
+        `async for event in sandbox.watch("src")`, or `async with sandbox.watch(p) as w`
+        to know the watches are set before changing anything. inotify inside the sandbox
+        where it can, else polling every `poll_interval` s (`event.source` says which); at
+        most `queue_size` events wait for the consumer, then an `overflow` event says how many
+        were lost. It ends with its block, its `aclose()`, or this sandbox (adr/0052)."""
+        return FileWatch(self, path, recursive=recursive, queue_size=queue_size,
+                         poll_interval=poll_interval, force_poll=force_poll)
 
     @property
     def processes(self) -> DurableProcesses:

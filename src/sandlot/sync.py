@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .processes import DurableProcess, DurableProcesses, DurableProcessInfo, OutputChunk
+from .fswatch import FileEvent, FileWatch
+from .processes import (
+    DurableProcess,
+    DurableProcesses,
+    DurableProcessInfo,
+    OutputChunk,
+    ProcessEvent,
+)
 from .processes import scripts as process_scripts
 from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
@@ -119,6 +126,31 @@ class SyncDurableProcess:
         finally:
             self._portal.call(chunks.aclose)
 
+    def watch_patterns(self) -> list[str]:
+        return self._portal.call(self.process.watch_patterns)
+
+    def events(self, since: int = 0, *, defaults: bool = True,
+               poll: float = 0.25) -> Iterator[ProcessEvent]:
+        """Events as they happen, until the process's ending (the async `events`, one event
+        at a time through the portal)."""
+        events = self.process.events(since, defaults=defaults, poll=poll)
+
+        async def next_event() -> ProcessEvent:
+            return await anext(events)
+
+        try:
+            while True:
+                try:
+                    yield self._portal.call(next_event)
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._portal.call(events.aclose)
+
+    def poll_events(self, since: int = 0, *, defaults: bool = True
+                    ) -> tuple[list[ProcessEvent], int, bool]:
+        return self._portal.call(partial(self.process.poll_events, since, defaults=defaults))
+
     def wait(self, timeout: float | None = None) -> DurableProcessInfo:
         return self._portal.call(partial(self.process.wait, timeout))
 
@@ -147,10 +179,12 @@ class SyncDurableProcesses:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         idle_timeout: float | None = None,
+        watch: Sequence[str] | None = None,
+        idle_kill: float | None = None,
     ) -> SyncDurableProcess:
         process = self._portal.call(partial(
             self._processes.start, command, cwd=cwd, env=env, timeout=timeout,
-            idle_timeout=idle_timeout))
+            idle_timeout=idle_timeout, watch=watch, idle_kill=idle_kill))
         return SyncDurableProcess(process, self._portal)
 
     def run_script(self, script: str, *args: str, max_output: int = 1 << 16,
@@ -164,6 +198,37 @@ class SyncDurableProcesses:
     def get(self, process_id: str) -> SyncDurableProcess:
         return SyncDurableProcess(self._portal.call(self._processes.get, process_id),
                                   self._portal)
+
+
+class SyncFileWatch:
+    """Blocking view of a `FileWatch`: an iterator and a context manager."""
+
+    def __init__(self, watch: FileWatch, portal: BlockingPortal) -> None:
+        self.watch = watch
+        self._portal = portal
+
+    def start(self) -> SyncFileWatch:
+        self._portal.call(self.watch.start)
+        return self
+
+    def close(self) -> None:
+        self._portal.call(self.watch.close)
+
+    def __enter__(self) -> SyncFileWatch:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[FileEvent]:
+        async def next_event() -> FileEvent:
+            return await anext(self.watch)
+
+        while True:
+            try:
+                yield self._portal.call(next_event)
+            except StopAsyncIteration:
+                return
 
 
 class SyncSandbox:
@@ -239,6 +304,13 @@ class SyncSandbox:
     def processes(self) -> SyncDurableProcesses:
         """Blocking view of `Sandbox.processes` (durable processes)."""
         return SyncDurableProcesses(self.sandbox.processes, self._portal)
+
+    def watch(self, path: str = ".", *, recursive: bool = True, queue_size: int = 10_000,
+              poll_interval: float = 0.5, force_poll: bool = False) -> SyncFileWatch:
+        """Blocking view of `Sandbox.watch`: `with sandbox.watch(p) as w: for e in w: ...`."""
+        return SyncFileWatch(self.sandbox.watch(
+            path, recursive=recursive, queue_size=queue_size, poll_interval=poll_interval,
+            force_poll=force_poll), self._portal)
 
     def interactive(
         self,

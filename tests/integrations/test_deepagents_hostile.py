@@ -183,7 +183,83 @@ def test_import_sandlot_never_imports_the_framework() -> None:
 
     probe = ("import sys, sandlot, sandlot.tools, sandlot.integrations; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('deepagents', 'langchain_core', 'langchain_tests')))")
+             "('deepagents', 'langchain_core', 'langchain_tests', 'agents', 'openai')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _thousand_uploads(backend: SandlotBackend, outside: Path | None) -> None:
+    """1,000 files in one upload_files call, a few hostile ones among them: one round trip per
+    batch (it was one per file), every file's own result, the rest written."""
+    base = f"{backend.root}/many"
+    planted = backend.execute(f"mkdir -p {_q(base)} && ln -s /etc {_q(base)}/etc")
+    assert planted.exit_code == 0, planted.output
+    files = [(f"{base}/f{i:04}.txt", f"{i}\n".encode()) for i in range(1000)]
+    hostile = {
+        100: (f"{base}/etc/pwned", "invalid_path"),
+        200: ("/etc/pwned", "invalid_path"),
+        300: (f"{base}/bad\nname", "invalid_path"),
+        400: (f"{base}", "is_directory"),
+    }
+    for index, (path, _) in hostile.items():
+        files[index] = (path, b"pwned")
+    started = time.monotonic()
+    results = backend.upload_files(files)
+    took = time.monotonic() - started
+    assert took < 120, f"1,000 uploads took {took:.1f}s"  # bounded: it took minutes per file
+    assert [r.path for r in results] == [path for path, _ in files]
+    for index, result in enumerate(results):
+        want = hostile[index][1] if index in hostile else None
+        assert result.error == want, (index, result)
+    listing = backend.execute(f"ls {_q(base)} | wc -l; cat {_q(base)}/f0999.txt")
+    assert listing.output.split() == ["997", "999"]  # 996 files and the planted link
+    if outside is not None:
+        assert not Path("/etc/pwned").exists()
+
+
+def test_a_thousand_uploads_at_once(backend: SandlotBackend) -> None:
+    _thousand_uploads(backend, None)
+
+
+@pytest.mark.xdist_group("docker")
+def test_a_thousand_uploads_at_once_without_python() -> None:
+    """The docker tier's busybox has no python3: the batch runs the sh script instead."""
+    with deepagents_backend("docker") as made:
+        assert isinstance(made, SandlotBackend)
+        assert made.execute("command -v python3 || echo none").output.strip() == "none"
+        _thousand_uploads(made, None)
+
+
+@pytest.mark.xdist_group("docker")
+def test_a_sandbox_vanished_mid_call() -> None:
+    """docker: the container is removed from outside while a command runs; that command and
+    every later call return the framework's error shapes, within bounds."""
+    import threading
+
+    from tests.backends.docker import engine
+
+    with deepagents_backend("docker") as made:
+        assert isinstance(made, SandlotBackend)
+        path = f"{made.root}/f.txt"
+        assert made.write(path, "x").error is None
+        box: dict[str, Any] = {}
+        runner = threading.Thread(target=lambda: box.update(ran=made.execute("sleep 60")))
+        runner.start()
+        time.sleep(1.0)
+        engine().docker("rm", "-f", made.sandbox.container_id)  # type: ignore[attr-defined]
+        runner.join(60)
+        assert not runner.is_alive(), "execute hung on a vanished sandbox"
+        ran = box["ran"]
+        assert ran.exit_code is None and ran.output.startswith("Error:")
+        started = time.monotonic()
+        assert made.read(path).error is not None
+        assert made.write(f"{made.root}/g.txt", "x").error is not None
+        assert made.edit(path, "x", "y").error is not None
+        assert made.ls(made.root).error is not None
+        [up] = made.upload_files([(path, b"y"), (f"{made.root}/h.txt", b"z")])[:1]
+        assert (up.error or "").startswith("sandbox error:")
+        [down] = made.download_files([path])
+        assert down.content is None and (down.error or "").startswith("sandbox error:")
+        assert made.execute("echo hi").exit_code is None
+        assert time.monotonic() - started < 60

@@ -40,7 +40,7 @@ async def test_a_stdio_client_works_in_copied_workspaces(tmp_path: Path) -> None
     params = stdio_params("--workspace", f"app={app}", "--workspace", f"lib={lib}")
     async with Client(params) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert len(names) == 21 and names[0] == "read" and "run_code" in names
+        assert len(names) == 23 and names[0] == "read" and "run_code" in names
         read = await client.call_tool("read", {"path": "main.py", "workspace": "app"})
         assert text(read) == "     1\tprint('hi')"
         unnamed = await client.call_tool("read", {"path": "util.py"})

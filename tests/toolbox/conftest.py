@@ -38,7 +38,8 @@ async def workspaces(sandbox: Sandbox, workdir: str, pristine: WorkspaceSet) -> 
 
 @pytest.fixture
 def box(sandbox: Sandbox, workspaces: WorkspaceSet) -> Toolbox:
-    return Toolbox(sandbox, workspaces)
+    # The file tools on their own: post-edit feedback has its tests (tests/feedback).
+    return Toolbox(sandbox, workspaces, feedback=False)
 
 
 @pytest.fixture(params=[True, False], ids=["rg", "fallback"])

@@ -66,16 +66,22 @@ PINNED: dict[str, list[str]] = {
         "diff", "pull_out", "push_in",
     ],
     "sandlot.integrations.deepagents": ["SandlotBackend", "SandlotProvider"],
+    "sandlot.integrations.openai_agents": [
+        "SandlotSandboxClient", "SandlotSandboxClientOptions", "SandlotSandboxSession",
+        "SandlotSandboxSessionState",
+    ],
     "sandlot.mcp_server": [
         "build_server", "tool_list",
     ],
+    "sandlot.fswatch": ["DEFAULT_QUEUE", "FileEvent", "FileWatch"],
+    "sandlot.feedback": ["DEFAULT_BUDGET", "FeedbackCheck", "FileFeedback", "check_file"],
     "sandlot.modes": [
         "Health", "MODES", "MODE_ENV", "Mode", "RunResult", "configured_mode", "detect_mode",
         "get_mode", "health", "run_code",
     ],
     "sandlot.processes": [
-        "DurableProcess", "DurableProcessInfo", "DurableProcesses", "EndedBy", "OutputChunk",
-        "ProcessRecordError", "ProcessState",
+        "DEFAULT_PATTERNS", "DurableProcess", "DurableProcessInfo", "DurableProcesses",
+        "EndedBy", "OutputChunk", "ProcessEvent", "ProcessRecordError", "ProcessState",
     ],
     "sandlot.sync": [
         "SyncDurableProcess", "SyncDurableProcesses", "SyncProcess", "SyncSandbox", "session",

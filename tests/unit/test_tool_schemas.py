@@ -35,7 +35,8 @@ async def test_every_tool_has_a_function_schema(sandbox: Sandbox) -> None:
     schemas = box.tool_schemas()
     assert [s["function"]["name"] for s in schemas] == [
         "read", "write", "edit", "glob", "grep", "bash", "bash_output", "kill_shell",
-        "run_code", "run_tests", "run_lint", "run_typecheck", "run_failing_tests", "run_script"]
+        "run_code", "run_tests", "run_lint", "run_typecheck", "run_failing_tests", "run_script",
+        "watch_process", "watch_process_events"]
     for schema in schemas:
         assert set(schema) == {"type", "function"} and schema["type"] == "function"
         function = schema["function"]
@@ -79,7 +80,8 @@ async def test_call_runs_a_model_tool_call(sandbox: Sandbox) -> None:
         ("read", "{not json", "InvalidArguments", None),
         ("rm", {}, "UnknownTool", 'unknown tool "rm"; available: read, write, edit, glob, grep, '
                                   "bash, bash_output, kill_shell, run_code, run_tests, run_lint, "
-                                  "run_typecheck, run_failing_tests, run_script"),
+                                  "run_typecheck, run_failing_tests, run_script, "
+                                  "watch_process, watch_process_events"),
         ("read", {"path": "f.txt"}, "WorkspaceError",
          "multi-workspace sandbox: 2 workspaces configured (a, b) — pass `workspace` to pick "
          "one"),

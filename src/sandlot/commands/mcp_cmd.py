@@ -61,6 +61,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--readonly", action="store_true",
                         help="offer only the tools that change nothing (read, glob, grep, "
                         "code navigation)")
+    parser.add_argument("--no-feedback", dest="feedback", action="store_false",
+                        help="do not run the changed file's format and lint checks after "
+                        "write and edit")
+    parser.add_argument("--feedback-budget", type=float, default=3.0, metavar="SECONDS",
+                        help="seconds those checks may take per edit; a check still running "
+                        "then is stopped and noted (default 3)")
     parser.add_argument("--http", action="store_true",
                         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="with --http: address to bind")
@@ -136,6 +142,9 @@ async def run(args: argparse.Namespace) -> int:
         raise ConfigurationError("--max-message-bytes must be a positive number of bytes")
     if args.progress_interval <= 0:
         raise ConfigurationError("--progress-interval must be a positive number of seconds")
+    if not 0 < args.feedback_budget <= 3600:
+        raise ConfigurationError("--feedback-budget must be a number of seconds above 0 and at "
+                                 "most 3600")
     try:
         from ..mcp_server.runner import McpOptions, McpRunner
     except ImportError as exc:
@@ -145,6 +154,7 @@ async def run(args: argparse.Namespace) -> int:
         copies=copies, roots=roots, repo=repo, branch=args.branch,
         commit_uncommitted=args.commit_uncommitted,
         bring_back_timeout=args.bring_back_timeout, readonly=args.readonly, http=settings,
+        feedback=args.feedback, feedback_budget=args.feedback_budget,
         max_message_bytes=args.max_message_bytes, progress_interval=args.progress_interval,
     )  # fmt: skip
     provider = provider_from_args(args)

@@ -132,7 +132,8 @@ class SandlotBackend(SandboxBackendProtocol):
         # write/edit here are the framework's, with its own rules (write refuses an existing
         # file, edit needs no read first): the toolbox's read-tracker is not ours to satisfy,
         # so the backend calls the toolbox's lower-level, contained operations directly.
-        self._box = Toolbox(sandbox, {"root": self.root}, timeout=300.0)
+        # No post-edit feedback: the framework's write and edit results have no place for it.
+        self._box = Toolbox(sandbox, {"root": self.root}, timeout=300.0, feedback=False)
 
     def __repr__(self) -> str:
         return f"<SandlotBackend {self._id!r} root={self.root!r} on {self.sandbox!r}>"
@@ -346,15 +347,35 @@ class SandlotBackend(SandboxBackendProtocol):
         return self._call(self._aupload, files)
 
     async def _aupload(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
-        out: list[FileUploadResponse] = []
-        for path, data in files:
+        # One toolbox call per batch (not per file): each file still written atomically on
+        # the race-free path, a refused one reported with its code while the rest go on.
+        codes: list[str | None] = [None] * len(files)
+        pending: list[tuple[int, str, bytes]] = []
+        ws: Workspace | None = None
+        for index, (path, data) in enumerate(files):
             try:
-                await self._put(path, bytes(data), "any")
+                ws, target = self._contain(path)
             except _Refused as exc:
-                out.append(FileUploadResponse(path=path, error=exc.code))
+                codes[index] = exc.code
             else:
-                out.append(FileUploadResponse(path=path, error=None))
-        return out
+                pending.append((index, target, bytes(data)))
+        for batch in _batches(pending):
+            assert ws is not None
+            try:
+                written = await self._box._write_many("upload", ws,
+                                                      [(t, d, None) for _, t, d in batch])
+            except SandlotError as exc:
+                gone = _gone(exc).code
+                for index, _, _ in batch:
+                    codes[index] = gone
+                continue
+            for (index, _, _), code in zip(batch, written, strict=True):
+                if code is None:
+                    codes[index] = "sandbox error: the upload ended before this file"
+                elif code != 0:
+                    codes[index] = _FILE_CODES.get(code, "invalid_path")
+        return [FileUploadResponse(path=path, error=code)
+                for (path, _), code in zip(files, codes, strict=True)]
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         return self._call(self._adownload, paths)
@@ -369,6 +390,24 @@ class SandlotBackend(SandboxBackendProtocol):
             else:
                 out.append(FileDownloadResponse(path=path, content=data, error=None))
         return out
+
+
+#: One upload call carries at most this many files or bytes (the frames are held in memory).
+_BATCH_FILES = 2000
+_BATCH_BYTES = 32 << 20
+
+
+def _batches(items: list[tuple[int, str, bytes]]) -> Iterator[list[tuple[int, str, bytes]]]:
+    batch: list[tuple[int, str, bytes]] = []
+    size = 0
+    for item in items:
+        if batch and (len(batch) >= _BATCH_FILES or size + len(item[2]) > _BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += len(item[2])
+    if batch:
+        yield batch
 
 
 _SPECIAL = re.compile(r"([.^$*+?()\[\]{}|\\])")

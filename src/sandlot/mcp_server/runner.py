@@ -44,6 +44,9 @@ class McpOptions:
     #: Seconds the bring-back may take before it gives up and says so.
     bring_back_timeout: float = 120.0
     readonly: bool = False
+    #: Post-edit feedback after write and edit (adr/0049), and its budget in seconds.
+    feedback: bool = True
+    feedback_budget: float = 3.0
     #: Streamable HTTP with this binding; None: stdio.
     http: ServerSettings | None = None
     max_message_bytes: int = MAX_MESSAGE_BYTES
@@ -142,7 +145,8 @@ class McpRunner:
             spec[workspace] = checkout.path
         spec.update(options.roots)
         workspaces = WorkspaceSet(spec) if spec else None
-        return Toolbox(sandbox, workspaces, readonly=options.readonly)
+        return Toolbox(sandbox, workspaces, readonly=options.readonly,
+                       feedback=options.feedback, feedback_budget=options.feedback_budget)
 
     async def _bring_back(self, sandbox: Sandbox, dest: str) -> None:
         from .. import git

@@ -9,13 +9,16 @@ from .models import DurableProcessInfo, EndedBy, OutputChunk, ProcessState
 from .parse import ProcessRecordError
 from .process import DurableProcess
 from .registry import DurableProcesses
+from .watch import DEFAULT_PATTERNS, ProcessEvent
 
 __all__ = [
+    "DEFAULT_PATTERNS",
     "DurableProcess",
     "DurableProcessInfo",
     "DurableProcesses",
     "EndedBy",
     "OutputChunk",
+    "ProcessEvent",
     "ProcessRecordError",
     "ProcessState",
 ]

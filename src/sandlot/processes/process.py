@@ -24,7 +24,7 @@ from ..errors import (
     ProcessStillRunningError,
     SandlotError,
 )
-from . import parse, scripts
+from . import parse, scripts, watch
 from .models import DurableProcessInfo, OutputChunk
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class DurableProcess:
     def __init__(self, processes: DurableProcesses, process_id: str) -> None:
         self._processes = processes
         self.id = process_id
+        self._patterns: list[str] | None = None
 
     def __repr__(self) -> str:
         return f"<DurableProcess {self.id} in {self._processes.sandbox.name!r}>"
@@ -166,6 +167,36 @@ class DurableProcess:
             if not chunk.data:
                 await anyio.sleep(pause)
                 pause = min(pause * 2, 1.0)
+
+    async def watch_patterns(self) -> list[str]:
+        """The patterns it was started with (`start(watch=...)`), read from its directory once;
+        the defaults (watch.DEFAULT_PATTERNS) come on top unless turned off."""
+        if self._patterns is None:
+            out = await self._run(scripts.WATCH_READ, max_output=1 << 20)
+            if out.strip() == "missing":
+                raise self._missing()
+            self._patterns = watch.decode(out)
+        return list(self._patterns)
+
+    async def events(self, since: int = 0, *, defaults: bool = True,
+                     poll: float = 0.25) -> AsyncGenerator[watch.ProcessEvent, None]:
+        """Events as they happen -- a line matching a crash pattern (the defaults: Go and Rust
+        panics, Python tracebacks, Node unhandled errors, segmentation faults, OOM kills; plus
+        its own), then how it ended (`exit`, `idle_kill`, `timeout`, `lost`) -- from output
+        offset `since`. Each event's `cursor` resumes after it, from any program attached to
+        the sandbox (adr/0051)."""
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise ConfigurationError(f"since must be an output offset >= 0, got {since!r}")
+        async for event in watch.stream(self, since, defaults=defaults, poll_seconds=poll):
+            yield event
+
+    async def poll_events(self, since: int = 0, *, defaults: bool = True
+                          ) -> tuple[list[watch.ProcessEvent], int, bool]:
+        """The events from `since` up to now, without waiting: (events, the cursor for the next
+        call, whether the stream is over)."""
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise ConfigurationError(f"since must be an output offset >= 0, got {since!r}")
+        return await watch.poll(self, since, defaults=defaults)
 
     async def wait(self, timeout: float | None = None) -> DurableProcessInfo:
         """Its info once it exited (or was lost); `TimeoutError` if `timeout` seconds pass

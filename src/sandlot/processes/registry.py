@@ -18,6 +18,7 @@ from .. import _shell
 from .._engine import engine_of
 from ..errors import ConfigurationError, ProcessNotFoundError, ProcessStartError
 from . import parse, scripts
+from . import watch as _watch
 from .models import DurableProcessInfo
 from .process import DurableProcess
 
@@ -106,13 +107,23 @@ class DurableProcesses:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         idle_timeout: float | None = None,
+        watch: Sequence[str] | None = None,
+        idle_kill: float | None = None,
     ) -> DurableProcess:
         """Start `command` (a shell string, or an argv) as a durable process.
 
         `cwd` defaults to the worktree. `timeout` ends it (its whole group) after that many
         seconds, `idle_timeout` after that long without output; whole seconds, rounded up, and
-        its info's `ended_by` says which fired.
+        its info's `ended_by` says which fired. `watch` adds regular expressions its
+        `events()` report lines matching (besides the default crash patterns); `idle_kill`
+        is `idle_timeout` by the name watched processes use (an `idle_kill` event).
         """
+        if idle_kill is not None:
+            if idle_timeout is not None:
+                raise ConfigurationError("pass idle_kill or idle_timeout, not both (they are "
+                                         "the same limit)")
+            idle_timeout = idle_kill
+        patterns = _watch.validate(watch)
         line = _command_line(command)
         workdir = (_shell.validate_sandbox_path(cwd, "cwd") if cwd is not None
                    else self.sandbox.worktree)
@@ -131,6 +142,10 @@ class DurableProcesses:
                 f"{prepared.stderr.strip()[-500:] or f'exit {prepared.exit_code}'}"
             )
         try:
+            if patterns:
+                await self.run_script(scripts.WATCH_WRITE, process.directory,
+                                      _watch.encode(patterns))
+                process._patterns = patterns
             await self._exec_engine.spawn_detached(
                 ["env", f"SANDLOT_RUN={process.mark}", "sh", "-c",
                  scripts.SUPERVISOR, "sandlot-durable", process.directory,

@@ -239,3 +239,17 @@ REMOVE = r"""
 [ -e "$1/started" ] || { echo missing; exit 0; }
 rm -rf -- "$1" && echo removed
 """
+
+
+#: The patterns a watched process was started with (adr/0051). $1 dir  $2 the patterns
+WATCH_WRITE = r"""
+[ -d "$1" ] || exit 3
+printf '%s' "$2" > "$1/watch.tmp" && mv -f "$1/watch.tmp" "$1/watch"
+"""
+
+#: Reads them back (at most 200 kB): `missing` when there is no such process.
+WATCH_READ = r"""
+[ -d "$1" ] || { echo missing; exit 0; }
+if [ -f "$1/watch" ] && [ ! -L "$1/watch" ]; then head -c 200000 "$1/watch"; fi
+exit 0
+"""

@@ -28,6 +28,7 @@ _SAFE_OPS: dict[str, str] = {
     scripts.READ: "read",
     scripts.SLURP: "slurp",
     scripts.WRITE: "write",
+    scripts.WRITE_MANY: "write_many",
     scripts.DISCARD: "discard",
     scripts.GREP: "grep",
     scripts.GLOB: "glob",

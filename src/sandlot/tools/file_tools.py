@@ -252,6 +252,21 @@ class FileTools(ToolboxBase):
         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
             await self._run("write-cleanup", scripts.DISCARD, [ws.root, target, token])
 
+    async def _write_many(self, tool: str, ws: Workspace,
+                          files: list[tuple[str, bytes, int | None]]) -> list[int | None]:
+        """Write many (contained, absolute) targets in ONE call: each file atomically as
+        `_write_bytes` does, with its mode when one is given, refused ones skipped. One exit
+        code per file (0: written; None: the call ended before reaching it, e.g. a lost
+        connection)."""
+        stream = _batch_tar(files)
+        token = secrets.token_hex(8)
+        result = await self._run(tool, scripts.WRITE_MANY, [ws.root, ws.root, token],
+                                 stdin=stream, limit=8 * len(files) + 4096)
+        codes: list[int | None] = []
+        codes.extend(int(line) for line in result.stdout.split()[:len(files)] if line.isdigit())
+        codes.extend([None] * (len(files) - len(codes)))
+        return codes
+
     async def glob(self, pattern: str, path: str | None = None, *,
                    workspace: str | None = None) -> GlobResult:
         """Files matching `pattern`, relative to the workspace root, sorted by name."""
@@ -352,3 +367,25 @@ def _render_grep(lines: list[GrepLine], context: int) -> str:
         out.append(f"{ln.path}{sep}{ln.line}{sep}{ln.text}")
         prev = ln
     return "\n".join(out)
+
+
+def _batch_tar(files: list[tuple[str, bytes, int | None]]) -> bytes:
+    """The stdin of WRITE_MANY / op_write_many: `paths`, `modes`, then file i's data as `i`."""
+    import io
+    import tarfile
+
+    def add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.mode = 0o600
+        tar.addfile(info, io.BytesIO(data))
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        add(tar, "paths", b"".join(t.encode("utf-8", "surrogateescape") + b"\n"
+                                   for t, _, _ in files))
+        add(tar, "modes", b"".join((b"-" if m is None else b"%o" % m) + b"\n"
+                                   for _, _, m in files))
+        for index, (_, data, _) in enumerate(files):
+            add(tar, str(index), data)
+    return buf.getvalue()

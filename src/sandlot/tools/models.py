@@ -11,9 +11,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..verify.filecheck import FileFeedback
+
 _WORKSPACE = (
     "Name of the workspace (repository root) to act in. Optional when the sandbox has one "
     "workspace; required when it has several."
+)
+_FEEDBACK = (
+    "Check the file after the change with the project's formatter and linter (gofmt + go "
+    "vet, ruff, prettier + eslint, rustfmt) and report what they find. Default: on; false "
+    "skips it (e.g. for a file mid-way through several edits)."
 )
 
 
@@ -40,6 +47,7 @@ class WriteArgs(_Args):
     path: str = Field(description="File path, relative to the workspace root.")
     content: str = Field(description="The complete new content of the file.")
     workspace: str | None = Field(default=None, description=_WORKSPACE)
+    feedback: bool | None = Field(default=None, description=_FEEDBACK)
 
 
 class EditArgs(_Args):
@@ -51,6 +59,7 @@ class EditArgs(_Args):
     new: str = Field(description="The text to put in its place (must differ from old).")
     replace_all: bool = Field(default=False, description="Replace every occurrence of old.")
     workspace: str | None = Field(default=None, description=_WORKSPACE)
+    feedback: bool | None = Field(default=None, description=_FEEDBACK)
 
 
 class GlobArgs(_Args):
@@ -151,11 +160,16 @@ class ReadResult(ToolResult):
     cut_lines: int = Field(description="Lines shortened because they were too long.")
 
 
+_FEEDBACK_RESULT = ("The changed file's format and lint checks (None: turned off, or no "
+                    "checks for its language).")
+
+
 class WriteResult(ToolResult):
     workspace: str
     path: str
     bytes_written: int
     created: bool
+    feedback: FileFeedback | None = Field(default=None, description=_FEEDBACK_RESULT)
 
 
 class EditResult(ToolResult):
@@ -163,6 +177,7 @@ class EditResult(ToolResult):
     path: str
     replacements: int
     bytes_written: int
+    feedback: FileFeedback | None = Field(default=None, description=_FEEDBACK_RESULT)
 
 
 class GlobResult(ToolResult):

@@ -27,6 +27,7 @@ from .models import (
     WriteArgs,
 )
 from .verify_tools import RunScriptArgs, VerifyArgs
+from .watch_tools import WatchProcessArgs, WatchProcessEventsArgs
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,13 @@ TOOLS: dict[str, ToolSpec] = {
                  "through the language server; every file it changes must have been read first "
                  "(the error lists them). Returns the files and positions changed.",
                  RenameSymbolArgs, True),
+        ToolSpec("watch_process", "Start a command in the background and watch it for crash "
+                 "lines (panics, tracebacks, unhandled errors, segfaults, OOM kills, and your "
+                 "own patterns) and silence (idle_kill), or attach to one by process_id. It "
+                 "survives a dropped connection.", WatchProcessArgs, True),
+        ToolSpec("watch_process_events", "What a watched process did since a cursor: lines "
+                 "that matched a pattern, then how it ended (exit code, idle kill). Returns "
+                 "the cursor to pass next time.", WatchProcessEventsArgs, True),
     ]
 }
 

@@ -307,6 +307,42 @@ def op_list(walk: Walk, target: str, shallow: str, limit: str) -> None:
 
 def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> None:
     data = read_input()
+    existed = write_data(walk, target, mode, expected, token, data)
+    out(b"%d %d\n" % (1 if existed else 0, len(data)))
+
+
+def op_write_many(walk: Walk, target: str, token: str) -> None:
+    """Many files in one call. Stdin: a tar whose first members are `paths` (one absolute
+    target per line, lexically inside the root) and `modes` (octal per line, or "-" to keep an
+    existing file's), then the data of file i as member `i`. Prints one exit code per file, in
+    order (0: written), and goes on after a refused file. `target` is unused (the root)."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(read_input()), mode="r|") as tar:
+        paths: list[str] = []
+        modes: list[str] = []
+        for member in tar:
+            handle = tar.extractfile(member)
+            data = handle.read() if handle is not None else b""
+            if member.name == "paths":
+                paths = [os.fsdecode(line) for line in data.split(b"\n")[:-1]]
+            elif member.name == "modes":
+                modes = data.decode().split()
+            else:
+                index = int(member.name)
+                try:
+                    write_data(walk, paths[index], "any", "", f"{token}.{index}", data,
+                               None if modes[index] == "-" else int(modes[index], 8))
+                    out(b"0\n")
+                except Fail as failure:
+                    out(b"%d\n" % failure.code)
+
+
+def write_data(walk: Walk, target: str, mode: str, expected: str, token: str,
+               data: bytes, file_mode: int | None = None) -> bool:
+    """Write `data` at `target` (temp file, then rename), with `file_mode` if given (set on
+    the temp file, before it has the name); whether the file existed."""
     parent, name = walk.resolve(target, create_dirs=True)
     tmp = f".sandlot-write.{token}.tmp"
     try:
@@ -337,7 +373,9 @@ def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> N
             view = memoryview(data)
             while view:
                 view = view[os.write(wfd, view):]
-            if keep_mode is not None:
+            if file_mode is not None:
+                os.fchmod(wfd, file_mode)
+            elif keep_mode is not None:
                 os.fchmod(wfd, keep_mode)
         except OSError:
             os.close(wfd)
@@ -351,7 +389,7 @@ def op_write(walk: Walk, target: str, mode: str, expected: str, token: str) -> N
         except OSError:
             os.unlink(tmp, dir_fd=parent)
             raise Fail(WRITE_FAILED, target) from None
-        out(b"%d %d\n" % (1 if existed else 0, len(data)))
+        return existed
     finally:
         os.close(parent)
 
@@ -580,6 +618,7 @@ OPS: dict[str, Callable[..., None]] = {
     "read": op_read,
     "slurp": op_slurp,
     "write": op_write,
+    "write_many": op_write_many,
     "discard": op_discard,
     "grep": op_grep,
     "glob": op_glob,

@@ -189,6 +189,41 @@ mv -f -- "$tmp" "$P" || fail @WRITE_FAILED@ "$P"
 printf '%s %s\n' "$existed" "$(($(wc -c < "$P")))"
 """)
 
+# Many files in one call ($3 a token). Stdin: a tar whose members are `paths` (one absolute
+# target per line: the host refuses names with control characters), `modes` (octal per line,
+# or "-" to keep an existing file's) and file i's data as `i`. It is unpacked into a private
+# staging directory, then each file is checked and moved into place in a subshell (so `fail`
+# ends that file, not the batch); prints one exit code per file (0: written). A tar, not a
+# framed stream: `tar -x` reads exactly its archive where busybox `head -c` reads ahead.
+# safe_helper.py's op_write_many replaces it where python3 is.
+WRITE_MANY = PRELUDE + _codes(r"""
+root=$1; token=$3; i=0
+stage=$(mktemp -d "${TMPDIR:-/tmp}/sandlot-batch.XXXXXX") ||
+  { cat >/dev/null; exit @WRITE_FAILED@; }
+trap 'rm -rf -- "$stage"' EXIT
+trap 'exit 129' HUP INT TERM PIPE
+tar -xof - -C "$stage" || exit @WRITE_FAILED@
+while IFS= read -r p <&3 && IFS= read -r fmode <&4; do
+  (
+    resolve "$root" "$p"
+    [ -d "$P" ] && fail @IS_A_DIRECTORY@ "$P"
+    [ -e "$P" ] && { [ -f "$P" ] || fail @NOT_A_FILE@ "$P"; }
+    dir=${P%/*}; [ -n "$dir" ] || dir=/
+    mkdir -p -- "$dir" 2>/dev/null || fail @MKDIR_FAILED@ "$dir"
+    tmp=$dir/.sandlot-write.$token.$i.tmp
+    mv -f -- "$stage/$i" "$tmp" 2>/dev/null || { rm -f -- "$tmp"; fail @WRITE_FAILED@ "$P"; }
+    if [ "$fmode" != - ]; then
+      chmod "$fmode" "$tmp" 2>/dev/null || { rm -f -- "$tmp"; fail @WRITE_FAILED@ "$P"; }
+    elif [ -e "$P" ]; then
+      mode=$(stat -c %a "$P" 2>/dev/null) && chmod "$mode" "$tmp" 2>/dev/null
+    fi
+    mv -f -- "$tmp" "$P" 2>/dev/null || { rm -f -- "$tmp"; fail @WRITE_FAILED@ "$P"; }
+  ) 2>/dev/null
+  printf '%s\n' "$?"
+  i=$((i + 1))
+done 3<"$stage/paths" 4<"$stage/modes"
+""")
+
 # Shared by glob and grep: `list0` prints the regular files under "." as NUL-terminated
 # "./"-prefixed paths, skipping directories named in $EXCLUDES (slash-separated); ripgrep when
 # $USE_RG=1 and rg is installed (`pick_engine` sets ENGINE=rg), else find. Names travel

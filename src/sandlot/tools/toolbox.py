@@ -20,10 +20,12 @@ from pydantic import BaseModel, ValidationError
 
 from ..config_errors import describe
 from ..errors import SandlotError, ToolError
+from ..feedback.checks import DEFAULT_BUDGET, validate_budget
 from ..sandbox import Sandbox
 from ..workspaces import WorkspaceSet
 from .base import DEFAULT_EXCLUDES as DEFAULT_EXCLUDES
 from .base import ReadTracker as ReadTracker
+from .feedback_step import FeedbackStep
 from .file_tools import SEARCH_BYTES as SEARCH_BYTES
 from .file_tools import FileTools
 from .lsp_tools import NavigationTools
@@ -35,9 +37,10 @@ from .safe_mode import Containment
 from .shell_tools import ShellTools
 from .shells import ShellRegistry
 from .verify_calls import VerifyTools
+from .watch_calls import WatchTools
 
 
-class Toolbox(FileTools, VerifyTools, ShellTools, NavigationTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, NavigationTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -48,8 +51,10 @@ class Toolbox(FileTools, VerifyTools, ShellTools, NavigationTools):
     (one workspace at the sandbox's worktree). `readonly=True` exposes the tools that change
     nothing (read, glob, grep and code navigation but rename_symbol). `use_ripgrep=False`
     forces the portable search path even where rg is installed. `env` is added to every
-    command the tools run. `index_timeout` bounds a language server's start and indexing (the
-    navigation tools; `timeout` bounds each later answer).
+    command the tools run. After each write and edit the changed file's format and lint
+    checks run within `feedback_budget` seconds (`feedback=False` turns that off; a call's own
+    `feedback` argument wins). `index_timeout` bounds a language server's start and indexing
+    (the navigation tools; `timeout` bounds each later answer).
     """
 
     def __init__(
@@ -71,6 +76,8 @@ class Toolbox(FileTools, VerifyTools, ShellTools, NavigationTools):
         bash_output_bytes: int = 30_000,
         edit_bytes: int = 16 << 20,
         index_timeout: float = 300.0,
+        feedback: bool = True,
+        feedback_budget: float = DEFAULT_BUDGET,
     ) -> None:
         for name in exclude_dirs:
             if not name or "/" in name or name in (".", ".."):
@@ -93,6 +100,10 @@ class Toolbox(FileTools, VerifyTools, ShellTools, NavigationTools):
         self.index_timeout = index_timeout
         self._lsp = None
         self._lsp_listeners = []
+        self.feedback = feedback
+        self.feedback_budget = validate_budget(feedback_budget)
+        #: Tools already said to be missing (each is said once per toolbox).
+        self._feedback_said = set()
         self.shells = ShellRegistry()
         self._containment: Containment | None = None
         #: Called with each output line of a foreground bash or run_code while it runs (the

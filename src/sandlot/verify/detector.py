@@ -21,6 +21,7 @@ from ..errors import (
     NoProjectDetectedError,
     UnknownLanguageError,
 )
+from .filecheck import CheckOutcome, CheckRun, FileCheck, judge
 from .findings import Language
 from .plan import ToolPlan, ToolRun
 
@@ -77,6 +78,9 @@ class Detector(ABC):
     polyglot workspace sends each file to the server of its extension."""
     lsp_install: ClassVar[str] = ""
     """How to install the server, for the error when it is not on the sandbox's PATH."""
+    extensions: ClassVar[tuple[str, ...]] = ()
+    """Suffixes of this language's source files: post-edit feedback picks the detector by the
+    changed file's name, not by the markers (a .py file in a Go repository is Python)."""
 
     def matches(self, files: frozenset[str]) -> bool:
         return any(marker in files for marker in self.markers)
@@ -115,6 +119,24 @@ class Detector(ABC):
         several (Rust); none by default. Pure."""
         return [], []
 
+    def file_checks(self, root: str, file: str) -> list[FileCheck]:
+        """The fast checks post-edit feedback runs on `file` (relative to `root`), in order:
+        formatter first. None by default. Pure."""
+        return []
+
+    def read_file_check(self, run: CheckRun) -> CheckOutcome:
+        """What a finished file check says (exit codes judged by `judge`). Pure."""
+        return judge(run, lambda r: ([], None, []))
+
+
+def detector_for_file(path: str) -> Detector | None:
+    """The detector whose language `path` is written in, by its suffix (None: no language
+    sandlot checks, e.g. a README)."""
+    name = path.rsplit("/", 1)[-1]
+    for det in _registry():
+        if any(name.endswith(ext) and name != ext for ext in det.extensions):
+            return det
+    return None
 
 
 def _registry() -> list[Detector]:

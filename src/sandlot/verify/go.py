@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import ClassVar
 
 from .detector import Detector, Workspace
+from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import golangci, gotest, govet
+from .parsers import formatters, golangci, gotest, govet
+from .parsers.paths import relative
 from .plan import ToolPlan, ToolRun
 
 _MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
@@ -47,6 +50,7 @@ class GoDetector(Detector):
     lsp_install: ClassVar[str] = (
         "install gopls in the sandbox: go install golang.org/x/tools/gopls@v0.23.0 (or "
         "scripts/setup.d/50-language-servers.sh), and put its directory on PATH")
+    extensions: ClassVar[tuple[str, ...]] = (".go",)
 
     async def _module(self, ws: Workspace) -> str:
         return module_path(await ws.read_text("go.mod"))
@@ -142,3 +146,34 @@ class GoDetector(Detector):
             return golangci.parse(run.stdout, root=run.plan.root)
         # Where vet prints its JSON moved between Go releases (stderr, then stdout): read both.
         return govet.parse(run.stdout + "\n" + run.stderr, root=run.plan.root)
+
+    def file_checks(self, root: str, file: str) -> list[FileCheck]:
+        package = posixpath.join(root, posixpath.dirname(file))
+        return [
+            # -l lists the file when gofmt would change it; a parse error goes to stderr (2).
+            FileCheck(name="gofmt", kind="format", language="go", binary="gofmt",
+                      argv=["gofmt", "-l", file_arg(file)], cwd=root, root=root, file=file,
+                      finding_codes=[]),
+            # vet of the file's package (vet works on packages, not files). Outside a module
+            # it cannot run: skipped, not a failure. With -json, diagnostics exit 0; type and
+            # parse errors exit 1 as text.
+            FileCheck(name="go vet", kind="typecheck", language="go", binary="go",
+                      argv=["go", "vet", "-json", "."], cwd=package, root=root, file=file,
+                      when='! command -v go || { m=$(go env GOMOD) && [ -n "$m" ] && '
+                           '[ "$m" != /dev/null ]; }'),
+        ]
+
+    def read_file_check(self, run: CheckRun) -> CheckOutcome:
+        return judge(run, _read_go_check)
+
+
+def _read_go_check(run: CheckRun) -> Reading:
+    check = run.check
+    if check.name == "gofmt":
+        return formatters.gofmt(run.stdout, run.stderr, file=check.file, root=check.root,
+                                cwd=check.cwd)
+    # vet prints paths relative to the package directory it ran in, or absolute.
+    found = govet.parse(run.stdout + "\n" + run.stderr, root=check.cwd)
+    return [f.model_copy(update={"file": relative(f.file, check.root,
+                                                  posixpath.relpath(check.cwd, check.root))})
+            for f in found], None, []

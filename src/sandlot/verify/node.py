@@ -19,8 +19,9 @@ from .._shell import quote
 from ..errors import ConfigurationError, UnknownScriptError, VerifyToolFailedError
 from . import npm_scripts
 from .detector import Detector, Workspace
+from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import eslint, jestjson, junit, mocha, tsc
+from .parsers import eslint, formatters, jestjson, junit, mocha, tsc
 from .plan import ToolPlan, ToolRun
 from .runner import report_path
 
@@ -91,6 +92,8 @@ class NodeDetector(Detector):
         "install the TypeScript language server in the sandbox: npm install -g "
         "typescript-language-server@5.1.3 typescript@5.9.3 (or "
         "scripts/setup.d/50-language-servers.sh), and put it on PATH")
+    extensions: ClassVar[tuple[str, ...]] = (
+        ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 
     @staticmethod
     async def scripts(ws: Workspace) -> dict[str, str]:
@@ -430,6 +433,24 @@ class NodeDetector(Detector):
             )
         return findings
 
+    def file_checks(self, root: str, file: str) -> list[FileCheck]:
+        # Neither tool is a default of every Node project: each runs only where the project
+        # says it uses it (then a missing binary is worth saying: `npm install` was not run).
+        prefix = [f"{root}/node_modules/.bin"]
+        return [
+            # 0 formatted, 1 not formatted ([warn] FILE), 2 a file it cannot parse.
+            FileCheck(name="prettier", kind="format", language="node", binary="prettier",
+                      argv=["prettier", "--check", file_arg(file)], cwd=root, root=root,
+                      file=file, path_prefix=prefix, when=_HAS_PRETTIER),
+            # 0 clean (warnings allowed), 1 errors, 2 configuration error / crash.
+            FileCheck(name="eslint", kind="lint", language="node", binary="eslint",
+                      argv=["eslint", "--format", "json", file_arg(file)], cwd=root,
+                      root=root, file=file, path_prefix=prefix, when=_HAS_ESLINT_CONFIG),
+        ]
+
+    def read_file_check(self, run: CheckRun) -> CheckOutcome:
+        return judge(run, _read_node_check)
+
 
 def _jest_like_args(
     runner: str, report: str, files: list[str], names: list[str], command: str = ""
@@ -487,3 +508,26 @@ def _alternation(names: list[str], suites: tuple[str, ...] | list[str] = ()) -> 
     return "^(?:" + "|".join(
         [js_regex_escape(n) for n in names] + [js_regex_escape(s) + " .*" for s in suites]
     ) + ")$"
+
+
+#: The project uses prettier: installed, configured, or named in package.json.
+_HAS_PRETTIER = (
+    "[ -e node_modules/.bin/prettier ] && exit 0; "
+    "for f in .prettierrc* prettier.config.*; do [ -e \"$f\" ] && exit 0; done; "
+    "grep -q '\"prettier\"' package.json"
+)
+#: The project has an eslint configuration: flat, legacy, or in package.json.
+_HAS_ESLINT_CONFIG = (
+    "for f in eslint.config.* .eslintrc*; do [ -e \"$f\" ] && exit 0; done; "
+    "grep -q '\"eslintConfig\"' package.json"
+)
+
+
+def _read_node_check(run: CheckRun) -> Reading:
+    check = run.check
+    if check.name == "prettier":
+        return formatters.prettier(run.stdout, run.stderr, file=check.file, root=check.root,
+                                   cwd=check.cwd)
+    findings = [f if f.rule != "parse-error" else f.model_copy(update={"rule": "syntax"})
+                for f in eslint.parse(run.stdout, root=check.root)]
+    return findings, None, []

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from .detector import Detector, Workspace
+from .filecheck import CheckKind, CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import junit, mypy, ruff
+from .parsers import formatters, junit, mypy, ruff
 from .plan import ToolPlan, ToolRun
 from .runner import report_path
 
@@ -30,6 +31,7 @@ class PythonDetector(Detector):
     lsp_install: ClassVar[str] = (
         "install pyright in the sandbox: npm install -g pyright@1.1.414 (it needs node; or "
         "scripts/setup.d/50-language-servers.sh), and put pyright-langserver on PATH")
+    extensions: ClassVar[tuple[str, ...]] = (".py", ".pyi")
 
     def _prefix(self, ws: Workspace) -> list[str]:
         return [f"{ws.root}/.venv/bin"]
@@ -127,4 +129,29 @@ class PythonDetector(Detector):
             return ruff.parse(run.stdout, root=run.plan.root)
         return mypy.parse(run.stdout, root=run.plan.root)
 
+    def file_checks(self, root: str, file: str) -> list[FileCheck]:
+        # --force-exclude: a file the project's ruff config excludes is not checked even when
+        # named; --no-cache keeps the workspace free of .ruff_cache.
+        def ruff(name: str, kind: CheckKind, *args: str) -> FileCheck:
+            return FileCheck(name=name, kind=kind, language="python", binary="ruff",
+                             argv=["ruff", *args, "--no-cache", "--force-exclude",
+                                   "--output-format=json", file_arg(file)],
+                             cwd=root, root=root, file=file, path_prefix=[f"{root}/.venv/bin"])
 
+        return [
+            # 0 formatted, 1 would reformat, 2 error (a syntax error comes as JSON too).
+            ruff("ruff format", "format", "format", "--check"),
+            ruff("ruff check", "lint", "check"),
+        ]
+
+    def read_file_check(self, run: CheckRun) -> CheckOutcome:
+        return judge(run, _read_python_check)
+
+
+def _read_python_check(run: CheckRun) -> Reading:
+    check = run.check
+    if check.name == "ruff format":
+        return formatters.ruff_format(run.stdout, file=check.file, root=check.root)
+    findings = [f if f.rule != "invalid-syntax" else f.model_copy(update={"rule": "syntax"})
+                for f in ruff.parse(run.stdout, root=check.root)]
+    return findings, None, []

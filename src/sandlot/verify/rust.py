@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from .detector import Detector, Workspace
+from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, SkippedTarget, TestFailure, TestReport
-from .parsers import cargo, libtest
+from .parsers import cargo, formatters, libtest
 from .plan import ToolPlan, ToolRun
 
 # cargo: 101 is "the build or a test failed"; the JSON says which. Anything else is cargo's own
@@ -55,6 +56,7 @@ class RustDetector(Detector):
         "install rust-analyzer in the sandbox: cargo install --locked "
         "ra_ap_rust-analyzer@0.0.349 (or rustup component add rust-analyzer where rustup "
         "can download), and put it on PATH")
+    extensions: ClassVar[tuple[str, ...]] = (".rs",)
 
     async def test_plan(self, ws: Workspace) -> ToolPlan:
         return self._test(ws, [])
@@ -131,3 +133,29 @@ class RustDetector(Detector):
 
     def parse_targets(self, run: ToolRun) -> tuple[list[str], list[SkippedTarget]]:
         return cargo.targets(run.stdout)
+
+    def file_checks(self, root: str, file: str) -> list[FileCheck]:
+        return [
+            # rustfmt alone parses with edition 2015 (cargo fmt passes the crate's): take the
+            # edition from Cargo.toml at the root, else 2021. 0 formatted, 1 a diff or a parse
+            # error (both printed), anything else rustfmt failing.
+            FileCheck(name="rustfmt", kind="format", language="rust", binary="rustfmt",
+                      argv=["sh", "-c", _RUSTFMT, "rustfmt", file_arg(file)], cwd=root,
+                      root=root, file=file),
+        ]
+
+    def read_file_check(self, run: CheckRun) -> CheckOutcome:
+        return judge(run, _read_rust_check)
+
+
+_RUSTFMT = (
+    "e=$(sed -n 's/^[[:space:]]*edition[[:space:]]*=[[:space:]]*\"\\([0-9]*\\)\".*/\\1/p' "
+    "Cargo.toml 2>/dev/null | head -n 1); "
+    'exec rustfmt --check --color never --edition "${e:-2021}" -- "$1"'
+)
+
+
+def _read_rust_check(run: CheckRun) -> Reading:
+    check = run.check
+    return formatters.rustfmt(run.stdout, run.stderr, file=check.file, root=check.root,
+                              cwd=check.cwd)

@@ -1,0 +1,91 @@
+"""Post-edit feedback as tools reach it: one extra round trip per edit and none when off, the
+same feedback over MCP (structured and as text), and the tool schemas' `feedback` argument."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from mcp import Client
+
+import sandlot
+from sandlot import Sandbox
+from sandlot.errors import ToolError
+from sandlot.mcp_server import build_server
+from sandlot.sandbox import RunningCommand, SpawnSpec
+from sandlot.tools import Toolbox
+from sandlot.workspaces import WorkspaceSet
+from tests.verify.support import tool_env
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def local_sandbox() -> AsyncIterator[Sandbox]:
+    async with sandlot.local(env=tool_env()).session() as made:
+        yield made
+
+
+async def spawns(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]) -> int:
+    original = sandbox._spawn
+    spawned: list[SpawnSpec] = []
+
+    async def counting(spec: SpawnSpec) -> RunningCommand:
+        spawned.append(spec)
+        return await original(spec)
+
+    sandbox._spawn = counting  # type: ignore[method-assign]
+    try:
+        await call()
+    finally:
+        del sandbox._spawn
+    return len(spawned)
+
+
+async def test_feedback_costs_one_round_trip_and_none_when_off(local_sandbox: Sandbox) -> None:
+    sandbox = local_sandbox
+    box = Toolbox(sandbox, WorkspaceSet({"w": sandbox.worktree}), feedback_budget=60)
+    await box.write("a.py", "x = 1\n", feedback=False)  # starts the session helper, if any
+    # What the file operation costs depends on the transport (the session helper: nothing);
+    # the checks cost exactly one command more, and none when off or for an unknown language.
+    plain = await spawns(sandbox, lambda: box.write("b.py", "x = 1\n", feedback=False))
+    checked = await spawns(sandbox, lambda: box.write("c.py", "x = 1\n"))
+    edit_plain = await spawns(sandbox, lambda: box.edit("a.py", "x = 1", "x = 2",
+                                                        feedback=False))
+    edit_checked = await spawns(sandbox, lambda: box.edit("a.py", "x = 2", "x = 3"))
+    notes = await spawns(sandbox, lambda: box.write("notes.md", "# notes\n"))
+    assert (checked - plain, edit_checked - edit_plain, notes - plain) == (1, 1, 0)
+
+
+async def test_feedback_over_mcp(local_sandbox: Sandbox) -> None:
+    box = Toolbox(local_sandbox, WorkspaceSet({"w": local_sandbox.worktree}),
+                  feedback_budget=60)
+    async with Client(build_server(box)) as client:
+        wrote = await client.call_tool("write", {"path": "m.py", "content": "import os\n"})
+        off = await client.call_tool("write", {"path": "n.py", "content": "import os\n",
+                                               "feedback": False})
+    assert not wrote.is_error
+    feedback = wrote.structured_content["feedback"]
+    assert [(f["file"], f["line"], f["rule"]) for f in feedback["findings"]] == [
+        ("m.py", 1, "F401")]
+    assert feedback["formatted"] is True
+    text = "".join(block.text for block in wrote.content)
+    assert "m.py:1:8: error [F401]: `os` imported but unused" in text
+    assert not off.is_error and off.structured_content["feedback"] is None
+
+
+async def test_the_schemas_offer_feedback_on_write_and_edit_only(local_sandbox: Sandbox) -> None:
+    box = Toolbox(local_sandbox)
+    params = {s["function"]["name"]: s["function"]["parameters"] for s in box.tool_schemas()}
+    for name in ("write", "edit"):
+        assert params[name]["properties"]["feedback"]["anyOf"] == [
+            {"type": "boolean"}, {"type": "null"}]
+    assert [n for n, p in params.items() if "feedback" in p["properties"]] == ["write", "edit"]
+
+
+@pytest.mark.parametrize("budget", [0, -1, 3601, float("nan"), True])
+async def test_a_bad_budget_is_refused_before_anything_runs(local_sandbox: Sandbox,
+                                                            budget: float) -> None:
+    with pytest.raises(ToolError, match="feedback budget must be a number of seconds"):
+        Toolbox(local_sandbox, feedback_budget=budget)

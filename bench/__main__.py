@@ -37,6 +37,7 @@ SUITES: dict[str, str] = {
     "lsp": "bench.lsp_bench",
     "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
+    "observability": "bench.observability_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -29,6 +29,7 @@ from sandlot.backends.coder.sandbox import CoderSandbox
 from sandlot.backends.coder.ssh import ProxyCommand, SSHConnection, SSHOptions
 from sandlot.testing import AgentSpec, FakeCoderDeployment
 
+from . import file_tools_bench
 from .core import Measurement, Unavailable, format_table, interleaved
 from .measures import Scratch, parallel_floor, raw_subprocess, real_coder
 
@@ -87,7 +88,8 @@ async def _real(rounds: int) -> list[Measurement]:
         provider = sandlot.coder(
             template=coder.template_single, on_close="delete", **coder.access()
         )
-        return await _measure(label, provider, Path(coder.binary), coder.cli_env(), rounds)
+        return await _measure(label, provider, Path(coder.binary), coder.cli_env(), rounds,
+                              file_tools=True)
 
 
 async def _measure(
@@ -96,7 +98,10 @@ async def _measure(
     exe: Path,
     env: dict[str, str],
     rounds: int,
+    *,
+    file_tools: bool = False,
 ) -> list[Measurement]:
+    """`file_tools`: also the file tool rows (the fake Coder has them in fake_coder_bench)."""
     rows: list[Measurement] = []
     async with provider.session() as sandbox:
         assert isinstance(sandbox, CoderSandbox)
@@ -144,6 +149,8 @@ async def _measure(
             "sandlot.local exec('true')", s, b, "s",
             notes="same sandlot code path above the backend",
         ))
+        if file_tools:
+            rows += await file_tools_bench.run_on(backend, sandbox, quick=rounds <= 10)
     return rows
 
 

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sandlot.secrets import GLOBAL
+
 from . import REPORT_SCHEMA
 
 Status = Literal["passed", "failed", "skipped"]
@@ -74,7 +76,9 @@ class Report:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The report as JSON; every secret a sandbox of this run was given shows as
+        [secret:NAME]."""
+        return GLOBAL.scrubber.value({
             "schema": REPORT_SCHEMA,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -87,7 +91,7 @@ class Report:
             "scenarios": [
                 {**asdict(s), "duration": round(s.duration, 3)} for s in self.scenarios
             ],
-        }
+        })
 
 
 def write_report(report: Report, path: Path) -> Path:
@@ -153,4 +157,4 @@ def summary_table(report: Report, *, width: int = 110) -> str:
         f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
         f"in {format_duration(report.duration)}"
     )
-    return "\n".join(lines)
+    return GLOBAL.scrubber.text("\n".join(lines))

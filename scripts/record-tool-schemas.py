@@ -38,6 +38,8 @@ async def schemas() -> dict[str, Any]:
             "two": Toolbox(sandbox, {"svc": f"{sandbox.worktree}/svc",
                                      "lib": f"{sandbox.worktree}/lib"}),
             "readonly": Toolbox(sandbox, one, readonly=True),
+            # Named secrets add the secret_env tool (the values never reach a schema).
+            "secrets": Toolbox(sandbox, one, secrets={"NPM_TOKEN": "recorded-not-real"}),
         }
         found: dict[str, Any] = {name: box.tool_schemas() for name, box in boxes.items()}
         found["mcp"] = [tool.model_dump(mode="json", by_alias=True, exclude_none=True)

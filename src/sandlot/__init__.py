@@ -101,6 +101,7 @@ from .errors import (
 )
 from .provider import IsolatedSandboxProvider
 from .sandbox import ExecResult, Process, Sandbox
+from .secrets import Secret
 
 __all__ = [
     "AmbiguousLanguageError",
@@ -177,6 +178,7 @@ __all__ = [
     "SandboxRepositoryError",
     "SandboxStartError",
     "SandlotError",
+    "Secret",
     "ServerAuthError",
     "ServerBusyError",
     "ServerInstallError",

@@ -31,6 +31,7 @@ import anyio
 from . import _run_marks, _shell
 from .errors import ArgumentsTooLongError, CommandFailed, CommandTimedOut, SandboxClosed
 from .output import OutputCapture
+from .secrets.registry import GLOBAL, SecretSet
 
 ByteSink = Callable[[bytes], Awaitable[None]]
 StdinSource = bytes | AsyncIterable[bytes] | None
@@ -304,6 +305,8 @@ class Engine:
         self.running: set[RunningCommand] = set()
         self.forwards: set[anyio.CancelScope] = set()
         self.run_mark = _run_marks.new_sandbox_mark()
+        #: The secrets this sandbox was given: what its exit points scrub (sandlot.secrets).
+        self.secrets = SecretSet(parent=GLOBAL)
         self._run_numbers = itertools.count(1)
 
     @property

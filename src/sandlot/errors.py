@@ -95,11 +95,19 @@ and `sandlot.__all__` together:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Self
 
 _SECRET_PATTERNS: list[re.Pattern[str]] = []
+#: More redactors (sandlot.secrets adds the scrubber of every `Secret` a sandbox was given).
+_REDACTORS: list[Callable[[str], str]] = []
+
+
+def add_redactor(redactor: Callable[[str], str]) -> None:
+    """Run `redactor` over every message `redact` masks."""
+    if redactor not in _REDACTORS:
+        _REDACTORS.append(redactor)
 
 
 def register_secret(value: str) -> None:
@@ -114,6 +122,8 @@ def redact(text: str) -> str:
     """Mask every registered secret in `text`."""
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub("***", text)
+    for redactor in _REDACTORS:
+        text = redactor(text)
     return text
 
 

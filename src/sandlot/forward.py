@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
+from . import telemetry
 from ._engine import Engine, SpawnSpec, discard
 from .errors import ConfigurationError
 from .errors import ForwardRelayMissingError as ForwardRelayMissingError  # home until errors.py
@@ -128,11 +129,15 @@ async def forwarding(
     address = ForwardAddress("127.0.0.1", port, remote_host, remote_port)
 
     async def handle(client: anyio.abc.SocketStream) -> None:
+        attributes: dict[str, str | int] = {"sandlot.sandbox.name": engine.name,
+                                             "server.port": remote_port,
+                                             "sandlot.forward.local_port": port}
         async with client:
-            try:
-                await connect(client, remote_host, remote_port)
-            except Exception:  # one connection's failure never ends the forward
-                return
+            with telemetry.span("sandlot.forward.connection", attributes):
+                try:
+                    await connect(client, remote_host, remote_port)
+                except Exception:  # one connection's failure never ends the forward
+                    return
 
     try:
         async with anyio.create_task_group() as group:

@@ -32,6 +32,7 @@ from .errors import (
     UnknownModeError,
 )
 from .sandbox import DEFAULT_MAX_OUTPUT, ExecResult, Sandbox
+from .secrets import EnvValue
 
 #: Environment variable naming the mode when the caller does not.
 MODE_ENV = "SANDLOT_MODE"
@@ -221,10 +222,11 @@ async def run_code(
     requirements: Sequence[str] = (),
     timeout: float | None = None,
     *,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, EnvValue] | None = None,
     on_stdout: Callable[[str], None] | None = None,
     on_stderr: Callable[[str], None] | None = None,
     max_output: int = DEFAULT_MAX_OUTPUT,
+    scrub: bool = False,
 ) -> RunResult:
     """Write `code` to a fresh file with the mode's extension in the sandbox and run it.
 
@@ -232,6 +234,7 @@ async def run_code(
     (syntax error, compile error, non-zero exit) is a normal `RunResult` with its stderr; errors
     are raised only for what is not the program's doing: `RequirementsInstallError` (the code
     did not run), `RuntimeNotFoundError`, `UnknownModeError`, `ConfigurationError`.
+    `scrub=True`: the output has the sandbox's secrets replaced (see `Sandbox.exec`).
     """
     reqs = _check_requirements(requirements)
     if not isinstance(code, str | bytes):
@@ -250,7 +253,7 @@ async def run_code(
         install=spec.installer,
         requirements=reqs,
     )
-    run_env = dict(env or {})
+    run_env: dict[str, EnvValue] = dict(env or {})
     if name == "python":
         run_env.setdefault("PYTHONUNBUFFERED", "1")
     finished = False
@@ -263,6 +266,7 @@ async def run_code(
             on_stdout=on_stdout,
             on_stderr=script.strip_markers(on_stderr),
             max_output=max_output,
+            scrub=scrub,
         )
         finished = not raw.timed_out
     finally:

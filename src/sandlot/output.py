@@ -10,6 +10,8 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 
+from .secrets.scrub import StreamScrubber
+
 #: A line longer than this is handed to the callback in pieces, so one endless line
 #: (no newline in a gigabyte) cannot grow the line buffer without bound.
 MAX_LINE_BYTES = 1 << 20
@@ -19,7 +21,8 @@ class OutputCapture:
     """Keeps the last `limit` bytes of a stream and splits it into lines for a callback."""
 
     def __init__(
-        self, limit: int, on_line: Callable[[str], None] | None = None
+        self, limit: int, on_line: Callable[[str], None] | None = None,
+        scrub: StreamScrubber | None = None,
     ) -> None:
         if limit < 0:
             raise ValueError("limit must be >= 0")
@@ -30,6 +33,8 @@ class OutputCapture:
         self._pending = bytearray()
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.callback_error: BaseException | None = None
+        #: Secrets are replaced before anything is kept or called back (see sandlot.secrets).
+        self._scrub = scrub
 
     @property
     def total_bytes(self) -> int:
@@ -40,6 +45,11 @@ class OutputCapture:
         return self._total > self._limit
 
     def feed(self, data: bytes) -> None:
+        if self._scrub is not None:
+            data = self._scrub.feed(data)
+        self._keep(data)
+
+    def _keep(self, data: bytes) -> None:
         if not data:
             return
         self._total += len(data)
@@ -82,6 +92,9 @@ class OutputCapture:
 
     def close(self) -> None:
         """Flush a last line that had no trailing newline."""
+        if self._scrub is not None:
+            self._keep(self._scrub.flush())
+            self._scrub = None
         if self._on_line is not None and self._pending and self.callback_error is None:
             self._emit(bytes(self._pending))
         self._pending.clear()

@@ -41,7 +41,7 @@ from typing import BinaryIO
 import anyio
 import anyio.abc
 
-from . import _run_marks, _shell, forward, transfer
+from . import _run_marks, _shell, forward, telemetry, transfer
 from ._engine import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from ._engine import MAX_LINE as MAX_LINE
 from ._engine import SWEEP_TIMEOUT as SWEEP_TIMEOUT
@@ -58,6 +58,7 @@ from .forward import ForwardAddress
 from .fswatch import FileWatch
 from .output import OutputCapture
 from .processes import DurableProcesses
+from .secrets import EnvValue, SecretSet
 
 
 class Process:
@@ -143,10 +144,14 @@ class Sandbox(ABC):
         self._engine = Engine(self)
         self._close_lock = anyio.Lock()
         self._processes: DurableProcesses | None = None
+        telemetry.sandbox_opened(provider)
 
     def __repr__(self) -> str:
         state = "closed" if self._engine.closed else "open"
         return f"<{type(self).__name__} {self.name!r} worktree={self.worktree!r} {state}>"
+
+    def _span_attributes(self) -> dict[str, str]:
+        return {"sandlot.sandbox.provider": self.provider, "sandlot.sandbox.name": self.name}
 
     @property
     def closed(self) -> bool:
@@ -162,7 +167,7 @@ class Sandbox(ABC):
         command: str | Sequence[str],
         *,
         cwd: str | None,
-        env: Mapping[str, str] | None,
+        env: Mapping[str, EnvValue] | None,
         stdin: str | bytes | None,
         sudo: bool,
         timeout: float | None,
@@ -170,10 +175,11 @@ class Sandbox(ABC):
         max_output: int,
         on_stdout: LineCallback | None,
         on_stderr: LineCallback | None,
+        scrub: bool = False,
     ) -> tuple[SpawnSpec, OutputCapture, OutputCapture, Silence | None]:
         self._ensure_open()
         argv = _shell.to_argv(command)
-        checked_env = _shell.validate_env(env)
+        checked_env = _shell.validate_env(self._engine.secrets.reveal_env(env))
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
         _shell.validate_seconds(timeout, "timeout")
         _shell.validate_seconds(idle_timeout, "idle_timeout")
@@ -186,8 +192,9 @@ class Sandbox(ABC):
             raise ConfigurationError(
                 f"stdin must be str, bytes or None, got {type(stdin).__name__}"
             )
-        out = OutputCapture(max_output, on_stdout)
-        err = OutputCapture(max_output, on_stderr)
+        scrubber = self._engine.secrets.scrubber if scrub else None
+        out = OutputCapture(max_output, on_stdout, scrubber.stream() if scrubber else None)
+        err = OutputCapture(max_output, on_stderr, scrubber.stream() if scrubber else None)
         spec = SpawnSpec(
             argv=argv,
             cwd=workdir,
@@ -196,7 +203,7 @@ class Sandbox(ABC):
             stdin=bytes(stdin) if stdin is not None else None,
             stdout=sink(out, silence),
             stderr=sink(err, silence),
-            display=_shell.display(argv),
+            display=scrubber.text(_shell.display(argv)) if scrubber else _shell.display(argv),
         )
         return spec, out, err, silence
 
@@ -210,6 +217,13 @@ class Sandbox(ABC):
         were lost. It ends with its block, its `aclose()`, or this sandbox (adr/0052)."""
         return FileWatch(self, path, recursive=recursive, queue_size=queue_size,
                          poll_interval=poll_interval, force_poll=force_poll)
+
+    @property
+    def secrets(self) -> SecretSet:
+        """The secrets this sandbox was given (every `Secret` passed to it so far); what
+        `scrub=True` and sandlot's exit points (toolbox, MCP, server, fan-out) replace with
+        `[secret:NAME]`. `sandbox.secrets.scrubber.text(s)` scrubs your own output."""
+        return self._engine.secrets
 
     @property
     def processes(self) -> DurableProcesses:
@@ -272,7 +286,7 @@ class Sandbox(ABC):
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
@@ -281,12 +295,16 @@ class Sandbox(ABC):
         on_stderr: LineCallback | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
         check: bool = False,
+        scrub: bool = False,
     ) -> ExecResult:
         """Run a command to completion and return its exit code and (bounded) output.
 
         `cwd` defaults to the worktree; `timeout` bounds the whole run, `idle_timeout` the time
         without a byte on stdout or stderr; `check=True` raises `CommandFailed` /
-        `CommandTimedOut` instead of returning a failed result.
+        `CommandTimedOut` instead of returning a failed result. `env` values may be `Secret`s.
+        The result keeps the RAW output (the caller's own program asked for it); `scrub=True`
+        replaces every secret this sandbox was given with `[secret:NAME]` in the result, the
+        line callbacks and any error, across chunk and line boundaries.
         """
         spec, out, err, silence = self._prepare(
             command,
@@ -299,18 +317,28 @@ class Sandbox(ABC):
             max_output=max_output,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
+            scrub=scrub,
         )
-        started = time.monotonic()
-        code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
-        result = build_result(spec.display, code, fired, out, err, started)
-        return result.check() if check else result
+        program = telemetry.command_attributes(spec.argv, spec.display)
+        with telemetry.span("sandlot.exec", {**self._span_attributes(), **program}) as current:
+            telemetry.inject_traceparent(spec.env)
+            started = time.monotonic()
+            code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
+            result = build_result(spec.display, code, fired, out, err, started)
+            telemetry.set_attributes(current, {"process.exit.code": code,
+                                               "sandlot.exec.timed_out": fired is not None})
+            if fired is not None:
+                telemetry.set_attributes(current, {"error.type": "timeout"})
+            telemetry.record_exec(result.duration, {"sandlot.sandbox.provider": self.provider,
+                                                    **program})
+            return result.check() if check else result
 
     async def start(
         self,
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
@@ -318,9 +346,11 @@ class Sandbox(ABC):
         on_stdout: LineCallback | None = None,
         on_stderr: LineCallback | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        scrub: bool = False,
     ) -> Process:
         """Start a command in the background; read, wait for or kill it through the `Process`.
-        `timeout` and `idle_timeout` end it as they end `exec`'s command."""
+        `timeout` and `idle_timeout` end it as they end `exec`'s command; `env` and `scrub`
+        as `exec`'s."""
         spec, out, err, silence = self._prepare(
             command,
             cwd=cwd,
@@ -332,8 +362,12 @@ class Sandbox(ABC):
             max_output=max_output,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
+            scrub=scrub,
         )
-        running = await self._engine.spawn(spec)
+        program = telemetry.command_attributes(spec.argv, spec.display)
+        with telemetry.span("sandlot.start", {**self._span_attributes(), **program}):
+            telemetry.inject_traceparent(spec.env)
+            running = await self._engine.spawn(spec)
         if silence is not None:
             silence.heard()
         return Process(
@@ -354,7 +388,7 @@ class Sandbox(ABC):
         stdout: BinaryIO | None = None,
         stderr: BinaryIO | None = None,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         tty: bool | None = None,
     ) -> int:
         """Run a command wired to the given streams (default: this process's stdio).
@@ -363,7 +397,7 @@ class Sandbox(ABC):
         """
         self._ensure_open()
         args = _shell.to_argv(argv)
-        checked_env = _shell.validate_env(env)
+        checked_env = _shell.validate_env(self._engine.secrets.reveal_env(env))
         workdir = _shell.validate_sandbox_path(cwd, "cwd") if cwd is not None else self.worktree
         stdin = stdin if stdin is not None else sys.stdin.buffer
         stdout = stdout if stdout is not None else sys.stdout.buffer
@@ -432,7 +466,9 @@ class Sandbox(ABC):
                 "(relative paths resolve against the current directory)"
             )
         dest = _shell.validate_sandbox_path(sandbox_path, "copy_in destination")
-        await self._copy_in(source, dest)
+        with telemetry.span("sandlot.copy_in", self._span_attributes()) as current:
+            await self._copy_in(source, dest)
+            self._copied(current, source, "in")
 
     async def copy_out(self, sandbox_path: str, host_path: str | os.PathLike[str]) -> None:
         """Copy a sandbox file to exactly `host_path` (or a directory's contents into it).
@@ -441,7 +477,18 @@ class Sandbox(ABC):
         """
         self._ensure_open()
         source = _shell.validate_sandbox_path(sandbox_path, "copy_out source")
-        await self._copy_out(source, Path(host_path))
+        with telemetry.span("sandlot.copy_out", self._span_attributes()) as current:
+            await self._copy_out(source, Path(host_path))
+            self._copied(current, Path(host_path), "out")
+
+    def _copied(self, current: telemetry.Span | None, host: Path, direction: str) -> None:
+        """The files and bytes a copy moved, counted on the host side (only when recorded)."""
+        if current is None and not telemetry.measuring():
+            return
+        files, size = telemetry.tree_stats(host)
+        telemetry.set_attributes(current, {"sandlot.copy.files": files,
+                                           "sandlot.copy.bytes": size})
+        telemetry.bytes_copied(size, direction, self.provider)
 
     async def _copy_in(self, source: Path, dest: str) -> None:
         """Backend hook with validated arguments; the default is the staged tar stream."""
@@ -461,9 +508,15 @@ class Sandbox(ABC):
         async with self._close_lock:
             if self._engine.closed:
                 return
-            with anyio.CancelScope(shield=True):
-                await self._engine.shutdown(end_durable=self._close_ends_durable())
-                await self._close()
+            on_close = getattr(self, "on_close", None) or getattr(
+                getattr(self, "options", None), "on_close", None)
+            attributes = {**self._span_attributes(), "sandlot.on_close": str(on_close or "")}
+            with anyio.CancelScope(shield=True), telemetry.span("sandlot.close", attributes):
+                try:
+                    await self._engine.shutdown(end_durable=self._close_ends_durable())
+                    await self._close()
+                finally:
+                    telemetry.sandbox_closed(self.provider)
 
     async def __aenter__(self) -> Sandbox:
         return self

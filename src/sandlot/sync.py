@@ -35,6 +35,7 @@ from .processes import scripts as process_scripts
 from .processes.process import DEFAULT_READ_BYTES
 from .provider import IsolatedSandboxProvider
 from .sandbox import DEFAULT_MAX_OUTPUT, ExecResult, Process, Sandbox
+from .secrets import EnvValue, SecretSet
 
 if TYPE_CHECKING:
     import signal as signals
@@ -176,7 +177,7 @@ class SyncDurableProcesses:
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         timeout: float | None = None,
         idle_timeout: float | None = None,
         watch: Sequence[str] | None = None,
@@ -262,7 +263,7 @@ class SyncSandbox:
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
@@ -271,11 +272,12 @@ class SyncSandbox:
         on_stderr: Callable[[str], None] | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
         check: bool = False,
+        scrub: bool = False,
     ) -> ExecResult:
         result: ExecResult = self._call(
             self.sandbox.exec, command, cwd=cwd, env=env, stdin=stdin, sudo=sudo,
             timeout=timeout, idle_timeout=idle_timeout, on_stdout=on_stdout,
-            on_stderr=on_stderr, max_output=max_output, check=check,
+            on_stderr=on_stderr, max_output=max_output, check=check, scrub=scrub,
         )
         return result
 
@@ -284,7 +286,7 @@ class SyncSandbox:
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         stdin: str | bytes | None = None,
         sudo: bool = False,
         timeout: float | None = None,
@@ -292,13 +294,19 @@ class SyncSandbox:
         on_stdout: Callable[[str], None] | None = None,
         on_stderr: Callable[[str], None] | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        scrub: bool = False,
     ) -> SyncProcess:
         process: Process = self._call(
             self.sandbox.start, command, cwd=cwd, env=env, stdin=stdin, sudo=sudo,
             timeout=timeout, idle_timeout=idle_timeout, on_stdout=on_stdout,
-            on_stderr=on_stderr, max_output=max_output,
+            on_stderr=on_stderr, max_output=max_output, scrub=scrub,
         )
         return SyncProcess(process, self._portal)
+
+    @property
+    def secrets(self) -> SecretSet:
+        """`Sandbox.secrets`: the secrets this sandbox was given."""
+        return self.sandbox.secrets
 
     @property
     def processes(self) -> SyncDurableProcesses:
@@ -320,7 +328,7 @@ class SyncSandbox:
         stdout: BinaryIO | None = None,
         stderr: BinaryIO | None = None,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         tty: bool | None = None,
     ) -> int:
         code: int = self._call(

@@ -64,6 +64,11 @@ def attach(sandbox: sandlot.Sandbox) -> sandlot.IsolatedSandboxProvider:
     return busybox_provider(attach=sandbox.name, on_close="leave", workdir=sandbox.worktree)
 
 
+#: SANDLOT_TEST_DOCKER_IMAGE=toolchain runs the suites on the toolchain image (python3 there, so
+#: the toolbox's race-free helper and its session helper run) instead of busybox (no python3).
+IMAGE = os.environ.get("SANDLOT_TEST_DOCKER_IMAGE", "busybox")
+
+
 @asynccontextmanager
 async def provider() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
-    yield busybox_provider()
+    yield toolchain_provider() if IMAGE == "toolchain" else busybox_provider()

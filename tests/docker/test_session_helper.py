@@ -112,6 +112,16 @@ async def test_exit_status_signals_stdin_env_and_streaming(opened: Open) -> None
     assert lines[1][0] - lines[0][0] > 0.5, "the first line came only at the end"
 
 
+async def test_a_timeout_ends_the_tree_of_a_non_root_user(opened: Open) -> None:
+    box = await opened(user="1000:1000")
+    assert await _parent(box) != 0  # the helper runs as that user too
+    result = await box.exec("sleep 300 & echo $!; id -u >&2; wait", timeout=1.0)
+    assert result.timed_out and result.stderr == "1000\n"
+    child = result.stdout.strip()
+    alive = await box.exec(["grep", "-q", "^State:[[:space:]]*[^Z]", f"/proc/{child}/status"])
+    assert alive.exit_code != 0, f"pid {child} survived the timeout"
+
+
 async def test_close_leaves_nothing_running_not_even_the_helper(opened: Open) -> None:
     engine = docker_backend.engine()
     box = await opened(on_close="leave")
@@ -184,7 +194,8 @@ async def test_a_flood_into_a_stuck_sink_is_held_to_a_window(opened: Open) -> No
     queued = sum(len(chunk) for chunk in command._stream.outputs[1].chunks)
     assert queued <= flow.WINDOW, f"{queued} bytes queued on the host"
     rss = await box.exec(["sh", "-c", "grep VmRSS /proc/$PPID/status"], check=True)
-    assert int(rss.stdout.split()[1]) < 60 << 10, rss.stdout  # KiB: the helper did not grow
+    # KiB: the helper did not grow (issue 28's bound for its peak; ~18 MiB measured here).
+    assert int(rss.stdout.split()[1]) <= 30 << 10, rss.stdout
     with anyio.fail_after(60):
         await command.kill()
         assert await command.wait() == 128 + 9

@@ -43,6 +43,7 @@ PINNED: dict[str, list[str]] = {
         "ReadOnlyError", "RequirementsInstallError", "RuntimeNotFoundError", "SSHConnectError",
         "Sandbox", "SandboxClosed", "SandboxGitOutputError", "SandboxGoneError",
         "SandboxPausedError", "SandboxRepositoryError", "SandboxStartError", "SandlotError",
+        "Secret",
         "ServerAuthError", "ServerBusyError", "ServerInstallError", "ServerRateLimitedError",
         "ServerRejectedError", "ServerRequestError", "ServerTimeoutError", "ServerUnavailableError",
         "ServerUnreachableError", "SourceChangedError", "ToolError", "ToolNotFoundError",
@@ -83,6 +84,10 @@ PINNED: dict[str, list[str]] = {
         "DEFAULT_PATTERNS", "DurableProcess", "DurableProcessInfo", "DurableProcesses",
         "EndedBy", "OutputChunk", "ProcessEvent", "ProcessRecordError", "ProcessState",
     ],
+    "sandlot.secrets": [
+        "EnvText", "EnvValue", "GLOBAL", "Scrubber", "Secret", "SecretSet", "StreamScrubber",
+        "check_name", "marker", "reveal", "secret_from_spec", "secrets_from_specs",
+    ],
     "sandlot.sync": [
         "SyncDurableProcess", "SyncDurableProcesses", "SyncProcess", "SyncSandbox", "session",
     ],
@@ -92,8 +97,8 @@ PINNED: dict[str, list[str]] = {
     "sandlot.tools": [
         "BashOutputResult", "BashResult", "DEFAULT_EXCLUDES", "EditResult", "ErrorResult",
         "GlobResult", "GrepLine", "GrepResult", "KillShellResult", "ReadResult", "ReadTracker",
-        "RunCodeResult", "TOOLS", "ToolResult", "ToolSpec", "Toolbox", "VerifyResult",
-        "WriteResult",
+        "RunCodeResult", "SecretEnvResult", "TOOLS", "ToolResult", "ToolSpec", "Toolbox",
+        "VerifyResult", "WriteResult",
     ],
     "sandlot.lsp": [
         "Diagnostic", "FileChange", "Hover", "LanguageServers", "Location", "Rename", "Span",

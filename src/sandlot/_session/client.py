@@ -302,7 +302,7 @@ class Session:
             log.warning("sandbox %s: the session helper is off (%s); file tools run one "
                         "command per call", self.engine.name, why)
 
-    def _lost(self, why: str) -> None:
+    def _lost(self, why: str, *, quiet: bool = False) -> None:
         """Fail every waiting call; the next call starts the helper again (once)."""
         was_up, self._up = self._up, False
         self._generation += 1
@@ -315,7 +315,7 @@ class Session:
                                      anyio.ClosedResourceError):
                 call._push.send_nowait(HelperLost(why))
             call._push.close()
-        if was_up and not self.engine.closed:
+        if was_up and not self.engine.closed and not quiet:
             log.warning("sandbox %s: %s", self.engine.name, why)
             if self.starts >= MAX_STARTS:
                 self._disable(f"{why}, after a restart")
@@ -343,7 +343,7 @@ class Session:
     async def aclose(self) -> None:
         """End the helper now (the sandbox's close ends it anyway)."""
         running = self._running
-        self._lost("the session was closed")
+        self._lost("the session was closed", quiet=True)
         await self._end(running)
 
     # ---- frames -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -31,6 +32,7 @@ from .._tree import remove_tree
 from ..errors import ConfigurationError, SandboxStartError, ToolNotFoundError, TransferError
 from ..forward import splice
 from ..provider import IsolatedSandboxProvider
+from ..secrets import EnvText, Secret
 from .local_bwrap import BwrapSandbox
 from .local_env import check_inherit_env
 from .local_host import HostSandbox
@@ -53,7 +55,7 @@ class LocalOptions(RedactedModel):
     program left with `on_close="leave"`). `on_close` then applies to THAT directory."""
     isolation: Literal["bwrap"] | None = None
     """`bwrap`: run every command under bubblewrap (host read-only, no network)."""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, EnvText] = Field(default_factory=dict)
     """Extra environment for every command, on top of the inherited allowlist (local_env.py)."""
     inherit_env: list[str] = Field(default_factory=list)
     """More host variables to pass on by name; SANDLOT_TOKEN and CODER_SESSION_TOKEN never are."""
@@ -88,7 +90,7 @@ def local(
     on_close: Literal["delete", "leave"] = "delete",
     root: str | None = None,
     isolation: Literal["bwrap"] | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str | Secret] | None = None,
     inherit_env: list[str] | None = None,
     attach: str | None = None,
     session_helper: bool = True,

@@ -7,10 +7,17 @@ toolchain needs to work on this host: the basics of a login environment, locale,
 settings (registries are often reached through them), and the configuration variables of the
 toolchains sandlot drives. Anything whose name says it is a secret is dropped even when an
 allowed prefix matches it; `inherit_env` names more variables to pass on purpose.
+
+Names are not enough: `PIP_INDEX_URL=https://user:password@registry/simple` or
+`HTTPS_PROXY=http://user:pass@proxy:3128` carry a credential under an innocent name. A value
+that holds a URL with userinfo or an Authorization-like value (`Bearer ...`, `Basic ...`) is
+dropped too, and the names dropped are logged at DEBUG (never the values). Variables named in
+`inherit_env` and the caller's `env=` are passed as given: they are asked for on purpose.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -44,6 +51,18 @@ INHERITED_PREFIXES = (
 
 #: Names that look like secrets are never passed by a prefix match.
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|AUTH|_KEY$|^KEY", re.IGNORECASE)
+
+#: A value carrying a credential: a URL with userinfo (`scheme://user[:password]@host`), an
+#: HTTP Authorization header or scheme, or a key=value pair whose key names a secret.
+_SECRET_VALUE = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@"
+    r"|\bauthorization\s*[:=]"
+    r"|^\s*(bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s+\S"
+    r"|\b(password|passwd|secret|token|api[_-]?key)=[^&\s]",
+    re.IGNORECASE,
+)
+
+log = logging.getLogger("sandlot.local")
 
 #: sandlot's own secrets: not even `inherit_env` may hand these to a sandbox.
 FORBIDDEN_NAMES = frozenset({"SANDLOT_TOKEN", "CODER_SESSION_TOKEN"})
@@ -85,7 +104,19 @@ def sandbox_environment(
     caller's explicit `env=`) wins.
     """
     source = os.environ if host is None else host
-    env = {name: value for name, value in source.items() if _inherited(name)}
+    env: dict[str, str] = {}
+    dropped: list[str] = []
+    for name, value in source.items():
+        if not _inherited(name):
+            continue
+        if _SECRET_VALUE.search(value):
+            dropped.append(name)
+            continue
+        env[name] = value
+    if dropped:
+        log.debug("local: not passing %s to the sandbox: the value carries a credential (a "
+                  "URL with user:password@, an Authorization value); pass it with env= or "
+                  "inherit_env if the sandbox needs it", ", ".join(sorted(dropped)))
     for name in inherit:
         if name in source and name not in FORBIDDEN_NAMES:
             env[name] = source[name]

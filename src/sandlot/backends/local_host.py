@@ -101,7 +101,8 @@ class HostSandbox(Sandbox):
         super().__init__(provider="local", worktree=worktree, name=os.path.basename(worktree))
         self.options = options
         self._session_helper = options.session_helper
-        self._env = sandbox_environment(options.env, options.inherit_env)
+        self._env = sandbox_environment(self.secrets.reveal_env(options.env) or {},
+                                        options.inherit_env)
 
     def _wrap(self, line: str, *, die_with_parent: bool = True, tty: bool = False) -> list[str]:
         """The host argv that runs one `sh -c` line (bubblewrap overrides it)."""

@@ -20,6 +20,7 @@ from ..cli import (
 )
 from ..errors import ConfigurationError
 from ..progress import activity, console, describe_size, tree_size
+from ..secrets import EnvValue, reveal, secrets_from_specs
 
 
 def register(subparsers: Any) -> None:
@@ -41,6 +42,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
+    )
+    parser.add_argument(
+        "--secret", metavar="NAME[=@FILE]", action="append", default=[],
+        help="pass the host variable NAME (or a file's contents) to the command as $NAME, as a "
+        "secret: the command's output shows [secret:NAME] instead of it; never put a value on "
+        "the command line (repeatable)",
+    )
+    parser.add_argument(
+        "--secret-env", metavar="NAME=ENVVAR", action="append", default=[],
+        help="like --secret, with the value from the host variable ENVVAR (or NAME=@FILE)",
     )
     parser.add_argument(
         "--forward", metavar="[LOCAL:]PORT", action="append", default=[],
@@ -71,7 +82,7 @@ async def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    env: dict[str, str] = {}
+    env: dict[str, EnvValue] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
         if not sep:
@@ -87,8 +98,14 @@ async def run(args: argparse.Namespace) -> int:
             print(f"sandlot exec: --forward needs PORT or LOCAL:PORT, got {item!r}",
                   file=sys.stderr)
             return 2
+    for item in args.secret_env:
+        if "=" not in item:
+            print(f"sandlot exec: --secret-env needs NAME=ENVVAR, got {item!r}", file=sys.stderr)
+            return 2
+    secrets = secrets_from_specs([*args.secret, *args.secret_env], "--secret")
+    env.update(secrets)
     # Every refusal that depends only on the input comes before a sandbox is made.
-    validate_env(env)
+    validate_env(reveal(env))
     for item, (local, remote) in zip(args.forward, forwards, strict=True):
         if not (0 <= local <= 65535 and 1 <= remote <= 65535):
             raise ConfigurationError(
@@ -124,6 +141,9 @@ async def run(args: argparse.Namespace) -> int:
                 on_stdout=lambda line: print(line, flush=True),
                 on_stderr=lambda line: print(line, file=sys.stderr, flush=True),
                 max_output=0,
+                # The terminal is a person's: what they see (and what scrollback, CI logs and
+                # screen shares keep) shows [secret:NAME], never a value.
+                scrub=bool(secrets),
             )
         if result.timed_out_by == "idle_timeout":
             _status(args, f"command printed nothing for {args.idle_timeout}s (--idle-timeout)")

@@ -30,6 +30,7 @@ from ..fanout.display import LiveView, leftovers, summary
 from ..fanout.models import FanoutEvent, Stage
 from ..git import host as git_host
 from ..sandbox import ExecResult, Sandbox
+from ..secrets import GLOBAL, EnvValue, secrets_from_specs
 
 #: Bytes of each stream's tail kept per sandbox for the report.
 REPORT_TAIL = 4096
@@ -88,6 +89,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[], help="extra environment"
     )
+    parser.add_argument(
+        "--secret", metavar="NAME[=ENVVAR|=@FILE]", action="append", default=[],
+        help="pass a secret to every command as $NAME, its value from the host variable ENVVAR "
+        "(default NAME) or a file, never from argv; output, tables and the report show "
+        "[secret:NAME] instead (repeatable)",
+    )
     parser.add_argument("--timeout", type=float, help="seconds before each command is ended")
     parser.add_argument("--report", metavar="PATH", help="write the JSON report here")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the summary")
@@ -120,12 +127,13 @@ async def run_command(args: argparse.Namespace) -> int:
         for index in range(args.n):
             await git.roundtrip.check_target(args.repo, f"{args.branch_prefix}{index}",
                                              force=args.force)
-    env: dict[str, str] = {}
+    env: dict[str, EnvValue] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
         if not sep:
             return _usage_error(f"--env needs KEY=VALUE, got {item!r}")
         env[key] = value
+    env.update(secrets_from_specs(args.secret, "--secret"))
     provider = provider_from_args(args)
     command: str | list[str] = cmd[0] if len(cmd) == 1 else cmd
     results: dict[int, ExecResult] = {}
@@ -159,6 +167,7 @@ async def run_command(args: argparse.Namespace) -> int:
                      "SANDLOT_FANOUT_LABEL": slot.label},
                 timeout=args.timeout,
                 max_output=REPORT_TAIL,
+                scrub=True,
             )
             results[slot.index] = result
             if args.repo:  # the work comes back whether or not the command succeeded
@@ -252,7 +261,7 @@ def _write_report(path: Path, report: FanoutReport, extra: dict[int, dict[str, A
         entry["command"] = info or None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.write_text(json.dumps(GLOBAL.scrubber.value(data), indent=2) + "\n")
     tmp.replace(path)  # never a half-written report
 
 

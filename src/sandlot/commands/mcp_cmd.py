@@ -58,6 +58,12 @@ def register(subparsers: Any) -> None:
                         "commits back before it gives up and says so (default 120)")
     parser.add_argument("--commit-uncommitted", metavar="MESSAGE",
                         help="with --branch: commit what the agent left uncommitted first")
+    parser.add_argument("--secret", action="append", default=[],
+                        metavar="NAME[=ENVVAR|=@FILE]",
+                        help="a secret the agent may use by name (bash/verify tools' "
+                        "secrets=[NAME]; the secret_env tool lists them): its value from the "
+                        "host variable ENVVAR (default NAME) or a file, never from argv; every "
+                        "tool result shows [secret:NAME] instead of it (repeatable)")
     parser.add_argument("--readonly", action="store_true",
                         help="offer only the tools that change nothing (read, glob, grep, "
                         "code navigation)")
@@ -97,6 +103,16 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
     return pairs
 
 
+def _secrets(args: argparse.Namespace) -> dict[str, Any]:
+    """--secret values, read from the host environment or files (refused before a sandbox)."""
+    from .._shell import validate_env
+    from ..secrets import secrets_from_specs
+
+    secrets = secrets_from_specs(args.secret, "--secret")
+    validate_env({name: "" for name in secrets})  # each name is the command's variable
+    return secrets
+
+
 def _repo(value: str | None) -> tuple[str, Path] | None:
     """(workspace name, path). A value that exists as a path is that path, '=' or not; only
     otherwise is NAME=PATH split off (the path part must then exist)."""
@@ -130,6 +146,7 @@ async def run(args: argparse.Namespace) -> int:
 
     try:
         copies, roots, repo = await _check_inputs(args)
+        secrets = _secrets(args)
     except SandlotError as exc:
         if args.http:
             raise
@@ -156,6 +173,7 @@ async def run(args: argparse.Namespace) -> int:
         bring_back_timeout=args.bring_back_timeout, readonly=args.readonly, http=settings,
         feedback=args.feedback, feedback_budget=args.feedback_budget,
         max_message_bytes=args.max_message_bytes, progress_interval=args.progress_interval,
+        secrets=secrets,
     )  # fmt: skip
     provider = provider_from_args(args)
     _say(f"creating a {provider.name} sandbox")

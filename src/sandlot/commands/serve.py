@@ -58,6 +58,12 @@ def register(subparsers: Any) -> None:
         "--shutdown-grace", type=float, help="seconds running requests get on SIGTERM (default 10)"
     )
     parser.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
+    parser.add_argument(
+        "--secret", action="append", default=[], metavar="NAME[=ENVVAR|=@FILE]",
+        help="put a secret in every run's environment as $NAME, its value from the host "
+        "variable ENVVAR (default NAME) or a file, never from argv; responses show "
+        "[secret:NAME] instead of it (repeatable)",
+    )
     add_origin_arguments(parser)
     parser.set_defaults(handler=run, own_signals=True)
 
@@ -67,6 +73,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
     from ..config_errors import invalid
     from ..modes import configured_mode
+    from ..secrets import secrets_from_specs
     from ..server.settings import TOKEN_ENV, ServerSettings
 
     values: dict[str, Any] = {
@@ -77,6 +84,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "log_level": args.log_level,
         "allowed_hosts": args.allowed_host,
         "allowed_origins": args.allowed_origin,
+        "env": secrets_from_specs(args.secret, "--secret"),
     }
     for name in ("max_concurrency", "max_timeout", "default_timeout", "max_body_bytes",
                  "max_code_chars", "shutdown_grace"):

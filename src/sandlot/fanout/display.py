@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ..cli import error_text
 from ..errors import CommandFailed, CommandTimedOut, SandlotError
+from ..secrets import GLOBAL
 from .models import FanoutEvent, FanoutReport, SandboxOutcome, Slot, Stage
 
 _STYLE = {
@@ -189,5 +190,7 @@ def describe_error(error: BaseException, limit: int = 120) -> str:
                 for line in lines[-TAIL_LINES:]]
         return "\n".join([head, *tail])
     words = error_text(error) if isinstance(error, SandlotError) else str(error)
+    # A job's own exception was never redacted: it may hold a secret it was given.
+    words = GLOBAL.scrubber.text(words)
     text = f"{type(error).__name__}: {words.splitlines()[0] if words else ''}"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..secrets import GLOBAL
+
 
 class Stage(enum.StrEnum):
     """Where one sandbox of a fan-out is. The last four are final."""
@@ -74,8 +76,9 @@ class SandboxOutcome:
         return self.stage is Stage.DONE
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready mapping; the value is kept when JSON can hold it, else its repr."""
-        return {
+        """A JSON-ready mapping; the value is kept when JSON can hold it, else its repr.
+        Every secret a sandbox of this process was given shows as `[secret:NAME]`."""
+        return GLOBAL.scrubber.value({
             "index": self.index,
             "label": self.label,
             "provider": self.provider,
@@ -93,7 +96,7 @@ class SandboxOutcome:
                 "job": self.timings.job,
                 "close": self.timings.close,
             },
-        }
+        })
 
 
 @dataclass(frozen=True)

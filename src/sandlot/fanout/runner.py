@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from .. import telemetry
 from ..errors import ConfigurationError
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import Sandbox
@@ -65,24 +66,43 @@ async def run(
     ]
     live = anyio.CapacityLimiter(max_parallel)
     create = anyio.CapacityLimiter(min(creating, max_parallel))
-    try:
-        async with anyio.create_task_group() as group:
-            fanout.group = group
-            if stop is not None:
-                group.start_soon(fanout.watch, stop)
-            async with anyio.create_task_group() as workers:
-                for outcome, provider in zip(outcomes, chosen, strict=True):
-                    workers.start_soon(fanout.one, outcome, provider, live, create)
-            group.cancel_scope.cancel()  # every worker ended: stop the watcher
-    finally:
-        for outcome in outcomes:
-            if not outcome.stage.final:
-                outcome.stage = Stage.CANCELLED
+    # One trace for the whole fan-out: each sandbox's span (and its create, commands and
+    # close under it) is a child of this one.
+    attributes = {"sandlot.fanout.sandboxes": len(slots),
+                  "sandlot.fanout.max_parallel": max_parallel}
+    with telemetry.span("sandlot.fanout", attributes) as current:
+        try:
+            await _run_all(fanout, outcomes, chosen, live, create, stop)
+        finally:
+            for outcome in outcomes:
+                if not outcome.stage.final:
+                    outcome.stage = Stage.CANCELLED
+            telemetry.set_attributes(current, {
+                "sandlot.fanout.failed": sum(o.stage is Stage.FAILED for o in outcomes),
+                "sandlot.fanout.cancelled": fanout.cancelled})
     return FanoutReport(
         outcomes=outcomes,
         duration=time.monotonic() - fanout.started,
         cancelled=fanout.cancelled,
     )
+
+
+async def _run_all(
+    fanout: _Fanout,
+    outcomes: list[SandboxOutcome],
+    chosen: list[IsolatedSandboxProvider],
+    live: anyio.CapacityLimiter,
+    create: anyio.CapacityLimiter,
+    stop: anyio.Event | None,
+) -> None:
+    async with anyio.create_task_group() as group:
+        fanout.group = group
+        if stop is not None:
+            group.start_soon(fanout.watch, stop)
+        async with anyio.create_task_group() as workers:
+            for outcome, provider in zip(outcomes, chosen, strict=True):
+                workers.start_soon(fanout.one, outcome, provider, live, create)
+        group.cancel_scope.cancel()  # every worker ended: stop the watcher
 
 
 def _plan(
@@ -193,9 +213,17 @@ class _Fanout:
         live: anyio.CapacityLimiter,
         create: anyio.CapacityLimiter,
     ) -> None:
+        attributes: dict[str, str | int] = {"sandlot.fanout.index": outcome.index,
+                                            "sandlot.fanout.label": outcome.label,
+                                            "sandlot.sandbox.provider": outcome.provider}
         try:
-            async with live:
-                await self._lifecycle(outcome, provider, create)
+            with telemetry.span("sandlot.fanout.sandbox", attributes) as current:
+                async with live:
+                    await self._lifecycle(outcome, provider, create)
+                telemetry.set_attributes(current, {"sandlot.fanout.stage": outcome.stage.value})
+                if outcome.error is not None:
+                    telemetry.set_attributes(current, {
+                        "error.type": telemetry.error_type(outcome.error)})
         except anyio.get_cancelled_exc_class():
             if not outcome.stage.final:
                 self.emit(outcome, Stage.CANCELLED)

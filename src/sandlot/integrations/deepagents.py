@@ -143,7 +143,9 @@ class SandlotBackend(SandboxBackendProtocol):
         return self._id
 
     def _call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        return self._portal.call(fn, *args)
+        # Every answer goes to the model: each secret the sandbox was given is scrubbed from
+        # its text (file bytes a download hands over are left as they are).
+        return self.sandbox.secrets.scrubber.value(self._portal.call(fn, *args), data=False)
 
     # ---- paths and the contained operations -------------------------------------------
 
@@ -194,7 +196,7 @@ class SandlotBackend(SandboxBackendProtocol):
         limit = self.timeout if timeout is None else timeout
         try:
             # 0 means no timeout, as the framework allows.
-            result = await self.sandbox.exec(command, timeout=limit or None)
+            result = await self.sandbox.exec(command, timeout=limit or None, scrub=True)
         except SandlotError as exc:
             return ExecuteResponse(output=f"Error: {exc}", exit_code=None)
         if result.timed_out:

@@ -21,6 +21,7 @@ import uvicorn
 from .._interrupts import Interrupts, name
 from ..provider import IsolatedSandboxProvider
 from ..sandbox import Sandbox
+from ..secrets import Secret
 from ..server.settings import ServerSettings
 from ..tools import Toolbox
 from .http import web_server
@@ -51,6 +52,8 @@ class McpOptions:
     http: ServerSettings | None = None
     max_message_bytes: int = MAX_MESSAGE_BYTES
     progress_interval: float = 1.0
+    #: Named secrets the agent may use by name (`secrets=[...]` on bash and verify tools).
+    secrets: Mapping[str, Secret] = field(default_factory=dict)
 
 
 class McpRunner:
@@ -145,7 +148,7 @@ class McpRunner:
             spec[workspace] = checkout.path
         spec.update(options.roots)
         workspaces = WorkspaceSet(spec) if spec else None
-        return Toolbox(sandbox, workspaces, readonly=options.readonly,
+        return Toolbox(sandbox, workspaces, readonly=options.readonly, secrets=options.secrets,
                        feedback=options.feedback, feedback_budget=options.feedback_budget)
 
     async def _bring_back(self, sandbox: Sandbox, dest: str) -> None:
@@ -198,5 +201,8 @@ def instructions(box: Toolbox) -> str:
         + ("Pass `workspace` to every call. " if many else "")
         + ("Read-only: only read, glob, grep and code navigation are offered. "
            if box.readonly else "")
+        + (f"Secrets you can use by name (never by value): {', '.join(sorted(box.secrets))}; "
+           "pass secrets=[...] to bash or a verify tool. " if box.secrets and not box.readonly
+           else "")
         + "Paths are relative to the workspace root; read a file before you write or edit it."
     )

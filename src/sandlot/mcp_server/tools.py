@@ -20,7 +20,9 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from .. import telemetry
 from ..errors import redact
+from ..secrets import Scrubber
 from ..tools import TOOLS, ErrorResult, Toolbox, ToolResult
 
 #: Tools that can destroy or replace what is in the workspace (MCP's destructiveHint).
@@ -92,12 +94,18 @@ def build_server(box: Toolbox, *, progress_interval: float = 1.0,
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
-        try:
-            result = await _with_progress(ctx, name, progress_interval,
-                                          lambda: box.call(name, params.arguments or {}))
-        except Exception as exc:  # a tool call must answer, whatever broke underneath
-            text = redact(f"{name} failed: {type(exc).__name__}: {exc}")
-            result = ErrorResult(tool=name, error=type(exc).__name__, text=text)
+        # OpenTelemetry's MCP conventions: `{method} {tool}`, the tool call inside it.
+        attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name}
+        with telemetry.span(f"tools/call {name}", attributes) as current:
+            try:
+                result = await _with_progress(ctx, name, progress_interval,
+                                              lambda: box.call(name, params.arguments or {}),
+                                              box.scrubber)
+            except Exception as exc:  # a tool call must answer, whatever broke underneath
+                text = box.scrubber.text(redact(f"{name} failed: {type(exc).__name__}: {exc}"))
+                result = ErrorResult(tool=name, error=type(exc).__name__, text=text)
+            if isinstance(result, ErrorResult):
+                telemetry.set_attributes(current, {"error.type": result.error})
         return types.CallToolResult(
             content=[types.TextContent(text=result.text)],
             structured_content=result.model_dump(mode="json"),
@@ -111,12 +119,14 @@ def build_server(box: Toolbox, *, progress_interval: float = 1.0,
 
 
 async def _with_progress(ctx: ServerRequestContext[Any], name: str, interval: float,
-                         call: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
+                         call: Callable[[], Awaitable[ToolResult]],
+                         scrubber: Scrubber) -> ToolResult:
     """Run `call`; while a long one runs, tell the client every `interval` seconds how long
     it has run and the last line it printed (a no-op when the client asked for no progress).
     """
     if name not in LONG:
         return await call()
+    scrub = scrubber.text
     state = _CallProgress()
     token = _current.set(state)
 
@@ -127,7 +137,9 @@ async def _with_progress(ctx: ServerRequestContext[Any], name: str, interval: fl
             message = f"{name}: running {elapsed:.0f}s"
             if state.last_line:
                 message += f", {state.lines} lines of output; last: {state.last_line}"
-            await ctx.session.report_progress(round(elapsed, 1), None, message)
+            # The lines come scrubbed (the tools run with scrub=True); the cut at 200
+            # characters could still end inside a form, so the message is scrubbed whole too.
+            await ctx.session.report_progress(round(elapsed, 1), None, scrub(message))
 
     outcome: ToolResult | None = None
     failure: Exception | None = None

@@ -17,6 +17,7 @@ import anyio
 from .. import _shell
 from .._engine import engine_of
 from ..errors import ConfigurationError, ProcessNotFoundError, ProcessStartError
+from ..secrets import EnvValue
 from . import parse, scripts
 from . import watch as _watch
 from .models import DurableProcessInfo
@@ -104,7 +105,7 @@ class DurableProcesses:
         command: str | Sequence[str],
         *,
         cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         timeout: float | None = None,
         idle_timeout: float | None = None,
         watch: Sequence[str] | None = None,
@@ -127,7 +128,7 @@ class DurableProcesses:
         line = _command_line(command)
         workdir = (_shell.validate_sandbox_path(cwd, "cwd") if cwd is not None
                    else self.sandbox.worktree)
-        checked_env = _shell.validate_env(env)
+        checked_env = _shell.validate_env(self.sandbox.secrets.reveal_env(env))
         limit = _seconds(timeout, "timeout")
         idle = _seconds(idle_timeout, "idle_timeout")
         process = DurableProcess(self, secrets.token_hex(6))

@@ -83,7 +83,7 @@ def router(service: SandboxService, error: ErrorFactory, described: Described) -
         async def call() -> ProcessResponse:
             process = await service.sandbox.processes.start(
                 request.command, cwd=request.cwd, timeout=request.timeout,
-                idle_timeout=request.idle_timeout)
+                idle_timeout=request.idle_timeout, env=service.settings.env or None)
             return _info(await process.info())
 
         return await guarded(call)
@@ -111,11 +111,20 @@ def router(service: SandboxService, error: ErrorFactory, described: Described) -
         async def call() -> ProcessOutputResponse:
             if not 1 <= max_bytes <= MAX_READ:
                 raise ConfigurationError(f"max_bytes must be from 1 to {MAX_READ}")
-            chunk = await (await find(process_id)).read(since, max_bytes=max_bytes)
+            scrubber = service.sandbox.secrets.scrubber
+            # With secrets, the window reaches the longest secret form further, so whether
+            # its last bytes start a secret is always decided (a window smaller than a
+            # secret would hand it out piece by piece); the undecided rest is left for the
+            # next read (its `since`), which sees it with the bytes that follow.
+            window = max_bytes + max(scrubber.longest - 1, 0)
+            chunk = await (await find(process_id)).read(since, max_bytes=window)
             keep = len(chunk.data) if chunk.complete else utf8_prefix(chunk.data)
+            data = chunk.data[:keep]
+            if scrubber:
+                data, keep = scrubber.cut(data, final=chunk.complete and keep == len(chunk.data))
             following = chunk.start + keep
             return ProcessOutputResponse(
-                text=chunk.data[:keep].decode("utf-8", "replace"), start=chunk.start,
+                text=data.decode("utf-8", "replace"), start=chunk.start,
                 next=following, dropped=chunk.dropped,
                 complete=chunk.complete and following == chunk.next, process=_info(chunk.info))
 

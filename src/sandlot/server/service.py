@@ -51,6 +51,7 @@ class SandboxService:
     def __init__(self, sandbox: Sandbox, settings: ServerSettings, report: Health) -> None:
         self.sandbox = sandbox
         self.settings = settings
+        sandbox.secrets.add_env(settings.env)
         self.mode = report.mode
         self.runtime_version = report.runtime_version
         self._slots = anyio.Semaphore(settings.max_concurrency)
@@ -117,6 +118,8 @@ class SandboxService:
                     requirements=request.requirements,
                     timeout=timeout,
                     max_output=self.settings.max_output,
+                    env=self.settings.env or None,
+                    scrub=True,
                 )
             raise Rejected(
                 "stuck",

@@ -7,6 +7,7 @@ import ipaddress
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from ..errors import ConfigurationError
+from ..secrets import EnvText
 from .models import TIMEOUT_CAP
 
 #: Environment variable holding the bearer token.
@@ -34,6 +35,8 @@ class ServerSettings(BaseModel):
     """TCP port (0: any free port, printed at start-up)."""
     token: SecretStr | None = None
     """Bearer token every request must carry (`Authorization: Bearer <token>`)."""
+    env: dict[str, EnvText] = Field(default_factory=dict)
+    """Environment of every run; `Secret` values are scrubbed from every response."""
     mode: str | None = None
     """Runtime mode; None: `$SANDLOT_MODE`, else detected in the sandbox at start-up."""
     max_body_bytes: int = Field(default=1 << 20, gt=0)

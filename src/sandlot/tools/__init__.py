@@ -24,6 +24,7 @@ from .models import (
     KillShellResult,
     ReadResult,
     RunCodeResult,
+    SecretEnvResult,
     ToolResult,
     WriteResult,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "ReadResult",
     "ReadTracker",
     "RunCodeResult",
+    "SecretEnvResult",
     "ToolResult",
     "ToolSpec",
     "Toolbox",

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterable, Callable
 
 from ..errors import ReadOnlyError, ToolError
 from ..sandbox import Sandbox
+from ..secrets import Scrubber, Secret
 from ..workspaces import Workspace, WorkspaceSet
 from . import safe_mode, scripts
 from .registry import TOOLS
@@ -65,6 +66,8 @@ class ToolboxBase:
     readonly: bool
     use_ripgrep: bool
     env: dict[str, str]
+    #: Named secrets the agent may ask for by name (`secrets=[...]` on bash and verify tools).
+    secrets: dict[str, Secret]
     exclude_dirs: tuple[str, ...]
     tracker: ReadTracker
     timeout: float
@@ -81,9 +84,29 @@ class ToolboxBase:
 
     @property
     def tool_names(self) -> list[str]:
-        """The tools this toolbox offers (when read-only, only those that change
-        nothing: read, glob, grep and code navigation but rename_symbol)."""
-        return [n for n, spec in TOOLS.items() if not (self.readonly and spec.mutating)]
+        """The tools this toolbox offers (when read-only, only those that change nothing:
+        read, glob, grep and code navigation but rename_symbol; secret_env only when named
+        secrets are configured)."""
+        return [n for n, spec in TOOLS.items() if not (self.readonly and spec.mutating)
+                and (n != "secret_env" or self.secrets)]
+
+    @property
+    def scrubber(self) -> Scrubber:
+        """Scrubs every secret the sandbox was given (this toolbox's included)."""
+        return self.sandbox.secrets.scrubber
+
+    def _command_env(self, tool: str, names: list[str] | None) -> dict[str, str]:
+        """The toolbox's env plus the named secrets asked for. An unknown name is a tool
+        error that lists the configured names (never a value)."""
+        if not names:
+            return self.env
+        unknown = [n for n in names if n not in self.secrets]
+        if unknown:
+            known = ", ".join(sorted(self.secrets)) or "none (the operator configures them, "\
+                "e.g. sandlot mcp --secret NAME=ENVVAR)"
+            raise ToolError(f"{tool}: no configured secret named {', '.join(unknown)}; "
+                            f"configured secrets: {known}")
+        return {**self.env, **{n: self.secrets[n].reveal() for n in names}}
 
     def _readonly_message(self, tool: str) -> str:
         return (f"{tool} is not available: this toolbox is read-only (readonly=True); "

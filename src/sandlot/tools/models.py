@@ -13,6 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..verify.filecheck import FileFeedback
 
+#: The `secrets` argument of bash and the verify tools.
+SECRETS = (
+    "Names of configured secrets (see secret_env) to put in the command's environment, each "
+    "as the variable of its name. You never see the values: any output that holds one shows "
+    "[secret:NAME] instead."
+)
+
 _WORKSPACE = (
     "Name of the workspace (repository root) to act in. Optional when the sandbox has one "
     "workspace; required when it has several."
@@ -103,6 +110,7 @@ class BashArgs(_Args):
                              "return a shell_id at once; read it with bash_output, end it "
                              "with kill_shell.")
     workspace: str | None = Field(default=None, description=_WORKSPACE)
+    secrets: list[str] | None = Field(default=None, description=SECRETS)
 
 
 class BashOutputArgs(_Args):
@@ -132,6 +140,10 @@ class RunCodeArgs(_Args):
 
 
 # ---- results ----------------------------------------------------------------------------
+
+
+class SecretEnvArgs(_Args):
+    """List the secrets the operator configured (names only)."""
 
 
 class ToolResult(BaseModel):
@@ -248,3 +260,9 @@ class KillShellResult(ToolResult):
     shell_id: str
     status: ShellStatus
     exit_code: int | None
+
+
+class SecretEnvResult(ToolResult):
+    """The configured secret names (values are never shown)."""
+
+    names: list[str]

@@ -24,6 +24,7 @@ from .models import (
     KillShellArgs,
     ReadArgs,
     RunCodeArgs,
+    SecretEnvArgs,
     WriteArgs,
 )
 from .verify_tools import RunScriptArgs, VerifyArgs
@@ -108,6 +109,9 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("watch_process_events", "What a watched process did since a cursor: lines "
                  "that matched a pattern, then how it ended (exit code, idle kill). Returns "
                  "the cursor to pass next time.", WatchProcessEventsArgs, True),
+        ToolSpec("secret_env", "List the names of the secrets configured for this sandbox. "
+                 "Pass them as secrets=[...] to bash or a verify tool; you never see their "
+                 "values.", SecretEnvArgs, True),
     ]
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ProcessNotFoundError, ToolError
 from ..sandbox import ExecResult
 from .base import ToolboxBase
-from .models import BashOutputResult, BashResult, KillShellResult, RunCodeResult
+from .models import BashOutputResult, BashResult, KillShellResult, RunCodeResult, SecretEnvResult
 from .shells import Shell
 
 
@@ -17,8 +17,8 @@ class ShellTools(ToolboxBase):
     """Commands in the sandbox: their output, how they ended, background shells."""
 
     async def bash(self, command: str, timeout: float | None = None, background: bool = False,
-                   *, workspace: str | None = None,
-                   idle_timeout: float | None = None) -> BashResult:
+                   *, workspace: str | None = None, idle_timeout: float | None = None,
+                   secrets: list[str] | None = None) -> BashResult:
         """Run `command` with `sh -c` in the workspace root (foreground or background)."""
         self._mutating("bash")
         if not command or not command.strip():
@@ -27,11 +27,12 @@ class ShellTools(ToolboxBase):
             if value is not None and value <= 0:
                 raise ToolError(f"bash: {name} must be a positive number of seconds, got {value}")
         ws = self.workspaces.choose(workspace)
+        env = self._command_env("bash", secrets)
         if background:
             # A durable process: it survives a dropped connection, and a toolbox attached to
             # the same sandbox later finds it by its id.
             process = await self.sandbox.processes.start(
-                command, cwd=ws.root, env=self.env, timeout=timeout, idle_timeout=idle_timeout)
+                command, cwd=ws.root, env=env, timeout=timeout, idle_timeout=idle_timeout)
             shell = self.shells.add(Shell(process, command, ws.name))
             return BashResult(
                 tool="bash", workspace=ws.name, command=command, exit_code=None, stdout="",
@@ -40,10 +41,11 @@ class ShellTools(ToolboxBase):
                      f'output with bash_output(shell_id="{shell.id}"); end it with '
                      f'kill_shell(shell_id="{shell.id}").')
         limit = timeout if timeout is not None else self.bash_timeout
-        result = await self.sandbox.exec(command, cwd=ws.root, env=self.env, timeout=limit,
+        result = await self.sandbox.exec(command, cwd=ws.root, env=env, timeout=limit,
                                          idle_timeout=idle_timeout,
                                          max_output=self.bash_output_bytes,
-                                         on_stdout=self.on_output, on_stderr=self.on_output)
+                                         on_stdout=self.on_output, on_stderr=self.on_output,
+                                         scrub=True)
         return BashResult(tool="bash", text=self._render_run(result, limit), workspace=ws.name,
                           command=command, exit_code=result.exit_code, stdout=result.stdout,
                           stderr=result.stderr, timed_out=result.timed_out,
@@ -59,7 +61,8 @@ class ShellTools(ToolboxBase):
         limit = timeout if timeout is not None else self.bash_timeout
         result = await modes.run_code(self.sandbox, code, mode, requirements or (), limit,
                                       env=self.env, max_output=self.bash_output_bytes,
-                                      on_stdout=self.on_output, on_stderr=self.on_output)
+                                      on_stdout=self.on_output, on_stderr=self.on_output,
+                                      scrub=True)
         text = self._render_run(result, limit)
         if result.notes:
             text += "\n" + "\n".join(f"[note: {note}]" for note in result.notes)
@@ -107,10 +110,19 @@ class ShellTools(ToolboxBase):
         """What a background shell printed since the last call, and whether it still runs."""
         self._mutating("bash_output")
         shell = await self._shell("bash_output", shell_id)
-        chunk = await shell.process.read(shell.cursor, max_bytes=self.bash_output_bytes)
+        scrubber = self.scrubber
+        # With secrets the read reaches the longest secret form further, so whether its last
+        # bytes start a secret is always decided; what could still be one is read again next
+        # time, with the bytes that follow it.
+        window = self.bash_output_bytes + max(scrubber.longest - 1, 0)
+        chunk = await shell.process.read(shell.cursor, max_bytes=window)
         shell.cursor = chunk.next
         more = chunk.next < chunk.info.output_bytes
-        output = shell.decoder.decode(chunk.data, final=chunk.complete)
+        data = chunk.data
+        if scrubber:
+            data, used = scrubber.cut(data, final=chunk.complete)
+            shell.cursor = chunk.next - (len(chunk.data) - used)
+        output = shell.decoder.decode(data, final=chunk.complete)
         status = shell.status(chunk.info)
         code = chunk.info.exit_code
         lines = [output.rstrip("\n")] if output else ["(no new output)"]
@@ -137,3 +149,13 @@ class ShellTools(ToolboxBase):
         return KillShellResult(tool="kill_shell", shell_id=shell.id, status=status,
                                exit_code=info.exit_code,
                                text=f"Shell {shell.id} {status} (exit code {info.exit_code})")
+
+    async def secret_env(self) -> SecretEnvResult:
+        """The configured secret names an agent can pass as `secrets=[...]`."""
+        names = sorted(self.secrets)
+        listing = ", ".join(names) if names else "none"
+        return SecretEnvResult(
+            tool="secret_env", names=names,
+            text=f"Configured secrets: {listing}. Pass secrets=[NAME, ...] to bash or a verify "
+                 "tool to have each in the command's environment as $NAME; output that holds "
+                 "a value shows [secret:NAME] instead.")

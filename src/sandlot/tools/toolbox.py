@@ -12,16 +12,20 @@ the shared state and script runner (base.py), the file tools (file_tools.py), th
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .. import telemetry
 from ..config_errors import describe
 from ..errors import SandlotError, ToolError
 from ..feedback.checks import DEFAULT_BUDGET, validate_budget
 from ..sandbox import Sandbox
+from ..secrets import EnvValue, Secret, check_name
 from ..workspaces import WorkspaceSet
 from .base import DEFAULT_EXCLUDES as DEFAULT_EXCLUDES
 from .base import ReadTracker as ReadTracker
@@ -39,6 +43,8 @@ from .shells import ShellRegistry
 from .verify_calls import VerifyTools
 from .watch_calls import WatchTools
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, NavigationTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
@@ -51,10 +57,13 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Navi
     (one workspace at the sandbox's worktree). `readonly=True` exposes the tools that change
     nothing (read, glob, grep and code navigation but rename_symbol). `use_ripgrep=False`
     forces the portable search path even where rg is installed. `env` is added to every
-    command the tools run. After each write and edit the changed file's format and lint
-    checks run within `feedback_budget` seconds (`feedback=False` turns that off; a call's own
-    `feedback` argument wins). `index_timeout` bounds a language server's start and indexing
-    (the navigation tools; `timeout` bounds each later answer).
+    command the tools run (values may be `Secret`s). After each write and edit the changed
+    file's format and lint checks run within `feedback_budget` seconds (`feedback=False` turns
+    that off; a call's own `feedback` argument wins). `secrets` are named secrets an agent may
+    put in a command's environment by name only (`bash(..., secrets=["NPM_TOKEN"])`); the
+    `secret_env` tool lists the names. Every result and error this toolbox returns has every
+    secret the sandbox was given replaced by `[secret:NAME]`. `index_timeout` bounds a language
+    server's start and indexing (the navigation tools; `timeout` bounds each later answer).
     """
 
     def __init__(
@@ -64,7 +73,8 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Navi
         readonly: bool = False,
         *,
         use_ripgrep: bool = True,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
+        secrets: Mapping[str, Secret | str] | None = None,
         exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDES,
         tracker: ReadTracker | None = None,
         timeout: float = 60.0,
@@ -86,7 +96,15 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Navi
         self.workspaces = WorkspaceSet.coerce(workspaces, default_root=sandbox.worktree)
         self.readonly = readonly
         self.use_ripgrep = use_ripgrep
-        self.env = dict(env or {})
+        self.env = sandbox.secrets.reveal_env(env) or {}
+        self.secrets = {}
+        for name, value in (secrets or {}).items():
+            if not _ENV_NAME.fullmatch(check_name(name)):
+                raise ToolError(f"secret name {name!r} must also be an environment variable "
+                                "name ([A-Za-z_][A-Za-z0-9_]*): it is the command's variable")
+            secret = Secret(value, name)
+            sandbox.secrets.add(secret, name)
+            self.secrets[name] = secret
         self.exclude_dirs = tuple(exclude_dirs)
         self.tracker = tracker if tracker is not None else ReadTracker()
         self.timeout = timeout
@@ -180,7 +198,8 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Navi
         try:
             return await method(**args.model_dump())
         except SandlotError as exc:
-            return ErrorResult(tool=name, error=type(exc).__name__, text=str(exc))
+            return self.scrubber.value(
+                ErrorResult(tool=name, error=type(exc).__name__, text=str(exc)))
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -199,6 +218,36 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Navi
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _scrubbed(method: Callable[..., Awaitable[ToolResult]]
+              ) -> Callable[..., Awaitable[ToolResult]]:
+    """A tool method whose result and errors have the sandbox's secrets scrubbed: the one
+    exit point of every tool, whether called through `call` or directly."""
+
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def tool(self: Toolbox, *args: Any, **kwargs: Any) -> ToolResult:
+        # OpenTelemetry's GenAI conventions for a tool call (`execute_tool {name}`).
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                      "sandlot.sandbox.name": self.sandbox.name}
+        with telemetry.span(f"execute_tool {name}", attributes) as current:
+            try:
+                result = await method(self, *args, **kwargs)
+            except SandlotError as exc:
+                scrubber = self.scrubber
+                if scrubber:
+                    exc.args = tuple(scrubber.value(list(exc.args)))
+                raise
+            telemetry.set_attributes(current, {"sandlot.tool.ok": result.ok})
+            return self.scrubber.value(result)
+
+    return tool
+
+
+for _name in TOOLS:
+    setattr(Toolbox, _name, _scrubbed(getattr(Toolbox, _name)))
 
 
 def dumps_schemas(toolbox: Toolbox) -> str:

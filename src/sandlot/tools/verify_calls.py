@@ -24,38 +24,48 @@ class VerifyTools(ToolboxBase):
     """sandlot.verify in the chosen workspace (the language detected in its root)."""
 
     async def _verify(self, tool: str, *args: str, workspace: str | None,
-                      **options: Any) -> VerifyResult:
+                      secrets: list[str] | None = None, **options: Any) -> VerifyResult:
         self._mutating(tool)
         from .. import verify
 
         ws = self.workspaces.choose(workspace)
+        env = self._command_env(tool, secrets)
         run = getattr(verify, tool)
         report = await run(self.sandbox, *args, **options, workspace=ws.name,
-                           workspaces=self.workspaces, env=self.env or None)
+                           workspaces=self.workspaces, env=env or None)
         return VerifyResult(tool=tool, text=RENDERERS[tool](report), workspace=ws.name,
                             passed=report.ok, report=report)
 
     async def run_tests(self, language: str | None = None, *,
-                        workspace: str | None = None) -> VerifyResult:
+                        workspace: str | None = None,
+                        secrets: list[str] | None = None) -> VerifyResult:
         """sandlot.verify.run_tests in the chosen workspace."""
-        return await self._verify("run_tests", language=language, workspace=workspace)
+        return await self._verify("run_tests", language=language, workspace=workspace,
+                                  secrets=secrets)
 
     async def run_lint(self, language: str | None = None, *,
-                       workspace: str | None = None) -> VerifyResult:
+                       workspace: str | None = None,
+                       secrets: list[str] | None = None) -> VerifyResult:
         """sandlot.verify.run_lint in the chosen workspace."""
-        return await self._verify("run_lint", language=language, workspace=workspace)
+        return await self._verify("run_lint", language=language, workspace=workspace,
+                                  secrets=secrets)
 
     async def run_typecheck(self, language: str | None = None, *,
-                            workspace: str | None = None) -> VerifyResult:
+                            workspace: str | None = None,
+                            secrets: list[str] | None = None) -> VerifyResult:
         """sandlot.verify.run_typecheck in the chosen workspace."""
-        return await self._verify("run_typecheck", language=language, workspace=workspace)
+        return await self._verify("run_typecheck", language=language, workspace=workspace,
+                                  secrets=secrets)
 
     async def run_failing_tests(self, language: str | None = None, *,
-                                workspace: str | None = None) -> VerifyResult:
+                                workspace: str | None = None,
+                                secrets: list[str] | None = None) -> VerifyResult:
         """sandlot.verify.run_failing_tests: the last report's failures, in the chosen
         workspace."""
-        return await self._verify("run_failing_tests", language=language, workspace=workspace)
+        return await self._verify("run_failing_tests", language=language, workspace=workspace,
+                                  secrets=secrets)
 
-    async def run_script(self, name: str, *, workspace: str | None = None) -> VerifyResult:
+    async def run_script(self, name: str, *, workspace: str | None = None,
+                         secrets: list[str] | None = None) -> VerifyResult:
         """sandlot.verify.run_script (a package.json script) in the chosen workspace."""
-        return await self._verify("run_script", name, workspace=workspace)
+        return await self._verify("run_script", name, workspace=workspace, secrets=secrets)

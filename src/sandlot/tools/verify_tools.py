@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..verify.findings import LintReport, ScriptResult, TestReport, TypecheckReport
-from .models import ToolResult
+from .models import SECRETS, ToolResult
 
 _WORKSPACE = (
     "Name of the workspace (repository root) to act in. Optional when the sandbox has one "
@@ -36,6 +36,7 @@ class VerifyArgs(_Args):
     language: Literal["go", "rust", "node", "python"] | None = Field(
         default=None, description=_LANGUAGE)
     workspace: str | None = Field(default=None, description=_WORKSPACE)
+    secrets: list[str] | None = Field(default=None, description=SECRETS)
 
 
 class RunScriptArgs(_Args):
@@ -43,6 +44,7 @@ class RunScriptArgs(_Args):
 
     name: str = Field(description="The script's name in package.json (e.g. build, test).")
     workspace: str | None = Field(default=None, description=_WORKSPACE)
+    secrets: list[str] | None = Field(default=None, description=SECRETS)
 
 
 Report = TestReport | LintReport | TypecheckReport | ScriptResult

@@ -7,12 +7,14 @@ named `workspace` resolved by a `workspaces` object (e.g. `sandlot.workspaces.Wo
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import weakref
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, ParamSpec, Protocol, TypeVar
 
+from .. import telemetry
 from ..errors import ConfigurationError, NoTestRunError, UnknownScriptError
 from ..sandbox import Sandbox
 from .detector import Detector, Workspace, choose, detectors_for, probe
@@ -78,6 +80,33 @@ async def _prepare(
     where = resolve_root(sandbox, root, workspace, workspaces)
     ws = await probe(sandbox, where, env=env, timeout=timeout)
     return ws, choose(caller, ws, language, detectors_for(ws.files))
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _traced(run: Callable[_P, Coroutine[Any, Any, _R]]) -> Callable[_P, Coroutine[Any, Any, _R]]:
+    """One `sandlot.verify {tool}` span per run: language, tool, counts (never output)."""
+    tool = run.__name__
+
+    @functools.wraps(run)
+    async def traced(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with telemetry.span(f"sandlot.verify {tool}", {"sandlot.verify.tool": tool}) as current:
+            report = await run(*args, **kwargs)
+            if current is not None:
+                counts = {f"sandlot.verify.{field}": value for field in
+                          ("language", "runner", "passed", "failed", "skipped", "exit_code")
+                          if isinstance(value := getattr(report, field, None), str | int)}
+                findings = getattr(report, "findings", None)
+                if isinstance(findings, list):
+                    counts["sandlot.verify.findings"] = len(findings)
+                if isinstance(getattr(report, "tool", None), str):
+                    counts["sandlot.verify.linter"] = report.tool  # type: ignore[attr-defined]
+                telemetry.set_attributes(current, counts)
+            return report
+
+    return traced
 
 
 async def detect_all(
@@ -196,6 +225,7 @@ def build_findings_report(
                skipped=skipped, **_raw(run))
 
 
+@_traced
 async def run_tests(
     sandbox: Sandbox,
     *,
@@ -218,6 +248,7 @@ async def run_tests(
     return report
 
 
+@_traced
 async def run_lint(
     sandbox: Sandbox,
     *,
@@ -240,6 +271,7 @@ async def run_lint(
     return report
 
 
+@_traced
 async def run_typecheck(
     sandbox: Sandbox,
     *,
@@ -298,6 +330,7 @@ def last_test_failures(
     return list(_last(sandbox, where, language, "last_test_failures").failures)
 
 
+@_traced
 async def run_failing_tests(
     sandbox: Sandbox,
     report: TestReport | None = None,
@@ -332,6 +365,7 @@ async def run_failing_tests(
     return new
 
 
+@_traced
 async def run_script(
     sandbox: Sandbox,
     name: str,
@@ -370,3 +404,4 @@ async def run_script(
         stderr_truncated=err_cut or run.stderr_truncated,
         timed_out=run.timed_out,
     )
+

@@ -33,7 +33,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 HEADER = struct.Struct(">IIc")
 MAX_FRAME = 1 << 20
@@ -44,7 +44,8 @@ REQUEST, DATA, END_INPUT, CANCEL, SOURCE = b"Q", b"D", b"E", b"C", b"S"
 HELLO, NEED, RESULT, PING, FATAL = b"H", b"N", b"X", b"P", b"F"
 STDIN, STDOUT, STDERR = 0, 1, 2
 
-Handler = Callable[["Request"], "dict[str, Any] | None"]
+if TYPE_CHECKING:  # not at run time: Python 3.8 cannot subscript collections.abc.Callable
+    Handler = Callable[["Request"], "dict[str, Any] | None"]
 
 #: The operations this helper serves, by name (filled by @op as the modules load).
 OPS: dict[str, Handler] = {}

@@ -12,11 +12,13 @@ Importing this package costs nothing: the provider (asyncssh, tenacity) loads on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr, TypeAdapter
 
 from ..._options import options_from
+from ...secrets import Secret
 from .options import (
     CoderAttachOptions,
     CoderCreateOptions,
@@ -54,7 +56,7 @@ def coder(
     owner: str | None = None,
     agent: str | None = None,
     workdir: str | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str | Secret] | None = None,
     coder_url: str | None = None,
     session_token: str | SecretStr | None = None,
     coder_binary: str = "coder",

@@ -29,6 +29,7 @@ from ... import _shell
 from ..._redacted import RedactedModel
 from ...config_errors import describe
 from ...errors import ConfigurationError, register_secret
+from ...secrets import EnvText, Secret, reveal
 
 if TYPE_CHECKING:
     from .provider import CoderProvider
@@ -80,7 +81,7 @@ class _CoderCommon(RedactedModel):
     workdir: str | None = None
     """Absolute path of the sandbox worktree inside the workspace. Default:
     `<agent directory>/.sandlot/worktree`, else `$HOME/.sandlot/worktree`. Created if missing."""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, EnvText] = Field(default_factory=dict)
     """Environment added to every command run in the workspace."""
     coder_url: str | None = None
     """Deployment URL, passed to the CLI as CODER_URL (default: the CLI's own login)."""
@@ -137,9 +138,10 @@ class _CoderCommon(RedactedModel):
 
     @field_validator("env")
     @classmethod
-    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+    def _env_names(cls, value: dict[str, str | Secret]) -> dict[str, str | Secret]:
         try:
-            return _shell.validate_env(value)
+            _shell.validate_env(reveal(value))
+            return value
         except ConfigurationError as exc:
             raise ValueError(str(exc)) from None
 

@@ -28,7 +28,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from ... import _shell
+from ... import _shell, telemetry
 from ...errors import (
     CleanupError,
     CoderAgentError,
@@ -165,8 +165,13 @@ class CoderProvider(IsolatedSandboxProvider):
                 workspace = await self._create_workspace(cli, opts, me, undo)
             else:
                 workspace = await self._attach_workspace(cli, opts, me, undo)
-            workspace, agent = await self._wait_for_agent(cli, workspace)
-            return await self._connect(cli, workspace, agent)
+            attributes = {"sandlot.sandbox.provider": "coder",
+                          "sandlot.sandbox.name": workspace.reference}
+            with telemetry.span("sandlot.coder.wait_ready", attributes):
+                workspace, agent = await self._wait_for_agent(cli, workspace)
+            with telemetry.span("sandlot.coder.connect", {**attributes,
+                                                          "sandlot.coder.agent": agent.name}):
+                return await self._connect(cli, workspace, agent)
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 cleanup_error = await undo.apply(exc)
@@ -356,7 +361,9 @@ class CoderProvider(IsolatedSandboxProvider):
                 )
             await anyio.sleep(min(delay, remaining))
             delay = min(delay * 1.5, POLL_MAX)
-            found = await find_workspace(cli, owner=workspace.owner_name, name=workspace.name)
+            with telemetry.span("sandlot.coder.poll", {"sandlot.coder.waiting_for": last}):
+                found = await find_workspace(cli, owner=workspace.owner_name,
+                                             name=workspace.name)
             if found is None:
                 raise CoderWorkspaceNotFoundError(
                     f"workspace {reference!r} disappeared while sandlot waited for it",

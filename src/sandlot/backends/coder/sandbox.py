@@ -10,6 +10,7 @@ import asyncssh
 from ... import _shell
 from ...errors import CleanupError, ProviderError
 from ...sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
+from ...secrets import reveal
 from .cli import CoderCLI
 from .models import Agent, Workspace
 from .options import CoderAttachOptions, CoderCreateOptions
@@ -35,6 +36,7 @@ class CoderSandbox(Sandbox):
         #: `owner/name`: what lifecycle commands are given (never `<ws>.<agent>`).
         self.workspace = workspace.reference
         self.workspace_id = workspace.id
+        self.secrets.add_env(options.env)
         self.workspace_name = workspace.name
         self.owner = workspace.owner_name
         self.agent = agent.name
@@ -53,7 +55,7 @@ class CoderSandbox(Sandbox):
         return self._connection.connected
 
     def _env(self, env: dict[str, str]) -> dict[str, str]:
-        return {**self._options.env, **env}
+        return {**reveal(self._options.env), **env}
 
     async def _before_spawn(self) -> None:
         await self._connection.ensure()

@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
 from ..._options import options_from
+from ...secrets import Secret
 from .options import DockerMount, DockerOptions, OnClose
 from .provider import DockerProvider
 from .sandbox import DockerSandbox
@@ -24,7 +26,7 @@ def docker(
     attach: str | None = None,
     name: str | None = None,
     workdir: str = "/workspace",
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str | Secret] | None = None,
     mounts: list[DockerMount | str | dict[str, Any]] | None = None,
     user: str | None = None,
     network: str = "none",

@@ -45,6 +45,8 @@ log = logging.getLogger("sandlot")
 #: After a kill, how long the helper may take to report the end before the host gives up on
 #: the call and ends the group itself (the helper drains for 2 s after a kill).
 DRAIN_AFTER_KILL = 5.0
+#: Control messages (pid, kill refusals) a request may have waiting; a helper sends a few.
+_CONTROLS = 64
 #: The status of a command ended by SIGKILL (128 + 9, as a shell reports it).
 KILLED = 137
 #: Seconds a control frame to the helper (a kill, a grant) may wait to be queued.
@@ -69,11 +71,13 @@ class _Output:
 
     def __init__(self) -> None:
         self.chunks: deque[bytes] = deque()
+        self.queued = 0
         self.ended = False
         self.ready = asyncio.Event()
 
     def put(self, data: bytes) -> None:
         self.chunks.append(data)
+        self.queued += len(data)
         self.ready.set()
 
     def end(self) -> None:
@@ -86,7 +90,9 @@ class _Output:
                 return None
             self.ready.clear()
             await self.ready.wait()
-        return self.chunks.popleft()
+        data = self.chunks.popleft()
+        self.queued -= len(data)
+        return data
 
 
 class _Stream:
@@ -96,7 +102,7 @@ class _Stream:
     def __init__(self, call: Call, channels: tuple[int, ...]) -> None:
         self.call = call
         self.outputs = {channel: _Output() for channel in channels}
-        self.controls: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.controls: asyncio.Queue[dict[str, Any]] = asyncio.Queue(_CONTROLS)
         self.in_flight = 0
         self.acked = asyncio.Event()
         self.result: dict[str, Any] | None = None
@@ -110,6 +116,8 @@ class _Stream:
                 output = self.outputs.get(channel)
                 if output is not None:
                     output.put(data)
+                    if output.queued > flow.WINDOW:
+                        self._violated("sent more output than its window")
                 elif channel == flow.CONTROL:
                     self._control(data)
             self.result = self.call.result
@@ -136,7 +144,16 @@ class _Stream:
         if message.get("eof") and STDOUT in self.outputs:
             self.outputs[STDOUT].end()  # after the data before it: frames keep their order
             return
-        self.controls.put_nowait(message)
+        try:
+            self.controls.put_nowait(message)
+        except asyncio.QueueFull:
+            self._violated("sent more control messages than a request has")
+
+    @staticmethod
+    def _violated(why: str) -> None:
+        # What the sandbox sends is untrusted: a helper that ignores its bounds costs this
+        # request (closed, so its further frames are dropped), never the host's memory.
+        raise HelperLost(f"the session helper {why}")
 
     async def deliver(self, channel: int, sink: Any) -> None:
         """Hand one channel's output to `sink`, giving the helper credit back as it goes."""
@@ -240,6 +257,12 @@ class HelperCommand(RunningCommand):
                 raise
         finally:
             self._stop_tasks()
+            if self._stream.result is None:
+                # Given up before its RESULT (helper lost or misbehaving, container paused, a
+                # kill it did not answer): closed, so the session drops its further frames
+                # instead of waiting for a reader here, and the helper is told to end it.
+                with anyio.CancelScope(shield=True):
+                    await self._stream.call.aclose()
         result = self._stream.result or {}
         code = result.get("code")
         if not isinstance(code, int) and self._killed and self._stream.result is None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..._redacted import RedactedModel
+from ...secrets import EnvText, Secret
 
 if TYPE_CHECKING:
     from .provider import DockerProvider
@@ -74,7 +75,7 @@ class DockerOptions(RedactedModel):
     """Container name; default `sandlot-<8 hex>`."""
     workdir: str = "/workspace"
     """The sandbox's worktree inside the container (created if missing)."""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, EnvText] = Field(default_factory=dict)
     """Environment of the container (every command inherits it)."""
     mounts: list[DockerMount] = Field(default_factory=list)
     """Bind mounts: {source, target, read_only} or 'HOST:CONTAINER[:ro|rw]' (read-only default)."""
@@ -137,14 +138,14 @@ class DockerOptions(RedactedModel):
 
     @field_validator("env")
     @classmethod
-    def _check_env(cls, value: dict[str, str]) -> dict[str, str]:
+    def _check_env(cls, value: dict[str, str | Secret]) -> dict[str, str | Secret]:
         for key, item in value.items():
             if not _ENV_NAME.match(key):
                 raise ValueError(
                     f"invalid environment variable name {key!r}: names must match "
                     "[A-Za-z_][A-Za-z0-9_]*; rename the variable"
                 )
-            if "\0" in item:
+            if isinstance(item, str) and "\0" in item:  # a Secret never holds one
                 raise ValueError(f"environment variable {key} contains a NUL byte; remove it")
         return value
 

@@ -17,6 +17,7 @@ from ...errors import (
     join_errors,
 )
 from ...provider import IsolatedSandboxProvider
+from ...secrets import reveal
 from . import labels
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions
@@ -149,7 +150,7 @@ class DockerProvider(IsolatedSandboxProvider):
         for mount in opts.mounts:
             spec = f"type=bind,source={mount.source},target={mount.target}"
             args += ["--mount", spec + (",readonly" if mount.read_only else "")]
-        passed, own = split_env(opts.env)
+        passed, own = split_env(reveal(opts.env))
         for key in passed:  # the value comes from the client's environment, not argv
             args += ["--env", key]
         for key, value in own.items():

@@ -263,14 +263,13 @@ class DockerSandbox(Sandbox):
         self.cli = cli
         self.container_id = container_id
         self.options = options
+        self.secrets.add_env(options.env)
         self._session_helper = options.session_helper
         self.on_close: OnClose = on_close
         self._root: bool | None = None  # whether commands run as root (asked once)
         #: The container's state, one `docker inspect` shared by every command that asks.
         self._state = SharedCall(self._inspect_state)
         self._paused_since: float | None = None
-        # Off for the file tools too when the provider says so (adr/0042, adr/0043).
-        self._session_helper = options.session_helper
 
     def _exec_argv(
         self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,

@@ -1,0 +1,3 @@
+module sandlot.dev/otelcol
+
+go 1.24

@@ -36,6 +36,7 @@ SUITES: dict[str, str] = {
     "deepagents": "bench.deepagents_bench",
     "snapshot": "bench.snapshot_bench",
     "template": "bench.template_bench",
+    "lsp": "bench.lsp_bench",
     "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
     "observability": "bench.observability_bench",

@@ -94,6 +94,12 @@ and `sandlot.__all__` together:
       ForkError
         ForkSourceClosedError  (also SandboxClosed)
       NotSupportedError
+      LanguageServerError
+        LanguageServerNotInstalledError  (also VerifyToolMissingError)
+        LanguageServerCrashedError
+        LanguageServerTimeoutError
+        LanguageServerRequestError
+        NoLanguageServerError  (also ConfigurationError)
 """
 
 from __future__ import annotations
@@ -753,3 +759,34 @@ class ForkSourceClosedError(ForkError, SandboxClosed):
 class NotSupportedError(SandlotError):
     """This backend cannot do what was asked (pause a local sandbox, say); the message says
     which backend can."""
+
+
+# --- Code navigation through language servers (sandlot.lsp). ---
+
+
+class LanguageServerError(SandlotError):
+    """A language server could not answer a navigation request (sandlot.lsp)."""
+
+
+class LanguageServerNotInstalledError(LanguageServerError, VerifyToolMissingError):
+    """The language server for a file's language is not on the sandbox's PATH (`binary`)."""
+
+
+class LanguageServerCrashedError(LanguageServerError):
+    """The language server stopped while a request was pending; the next call restarts it."""
+
+
+class LanguageServerTimeoutError(LanguageServerError):
+    """The language server did not finish indexing, or answering, within the time allowed."""
+
+
+class LanguageServerRequestError(LanguageServerError):
+    """The language server answered with an error (its JSON-RPC `code` is kept)."""
+
+    def __init__(self, message: str, *, code: int = 0) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class NoLanguageServerError(LanguageServerError, ConfigurationError):
+    """No language's detector owns the file's extension (or no language is detected)."""

@@ -72,7 +72,7 @@ async def test_a_token_is_required_when_one_is_set() -> None:
         async with httpx2.AsyncClient(headers=headers) as authorized, Client(
             streamable_http_client(url, http_client=authorized)
         ) as client:
-            assert len((await client.list_tools()).tools) == 14
+            assert len((await client.list_tools()).tools) == 23
     finally:
         code, err = _stop(proc)
     assert code == 128 + signal.SIGTERM, err

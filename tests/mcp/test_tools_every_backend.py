@@ -116,7 +116,9 @@ async def test_readonly_offers_and_runs_only_what_changes_nothing(box: Toolbox) 
     readonly = Toolbox(box.sandbox, box.workspaces, readonly=True)
     async with Client(build_server(readonly)) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["read", "glob", "grep", "snapshot_list", "snapshot_diff"]
+        assert names == ["read", "glob", "grep", "find_definition", "find_references", "hover",
+                         "document_symbols", "workspace_symbols", "diagnostics", "snapshot_list",
+                         "snapshot_diff"]
         refused = await client.call_tool("write", {"path": "x", "content": "y",
                                                    "workspace": "a"})
         assert refused.is_error and refused.structured_content["error"] == "ReadOnlyError"

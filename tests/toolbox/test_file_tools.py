@@ -269,14 +269,20 @@ async def test_a_write_refuses_a_file_changed_since_it_was_read(
 async def test_readonly_exposes_only_reading_tools(sandbox: Sandbox,
                                                    workspaces: WorkspaceSet) -> None:
     box = Toolbox(sandbox, workspaces, readonly=True)
-    assert box.tool_names == ["read", "glob", "grep", "snapshot_list", "snapshot_diff"]
-    assert [t["function"]["name"] for t in box.tool_schemas()] == box.tool_names
+    # The tools that change nothing: reading, searching, code navigation (not rename) and
+    # the snapshot tools that only look.
+    reading = ["read", "glob", "grep", "find_definition", "find_references", "hover",
+               "document_symbols", "workspace_symbols", "diagnostics", "snapshot_list",
+               "snapshot_diff"]
+    assert box.tool_names == reading
+    assert [t["function"]["name"] for t in box.tool_schemas()] == reading
     assert (await box.read("go.mod", workspace="primary")).total_lines == 3
     with pytest.raises(ReadOnlyError) as info:
         await box.write("go.mod", "x", workspace="primary")
     assert str(info.value) == (
         "write is not available: this toolbox is read-only (readonly=True); available tools: "
-        "read, glob, grep, snapshot_list, snapshot_diff"
+        "read, glob, grep, find_definition, find_references, hover, document_symbols, "
+        "workspace_symbols, diagnostics, snapshot_list, snapshot_diff"
     )
     for tool, args in [("edit", {"path": "go.mod", "old": "a", "new": "b"}),
                        ("bash", {"command": "touch pwned"}), ("kill_shell", {"shell_id": "x"})]:

@@ -66,7 +66,7 @@ def register(subparsers: Any) -> None:
                         "tool result shows [secret:NAME] instead of it (repeatable)")
     parser.add_argument("--readonly", action="store_true",
                         help="offer only the tools that change nothing (read, glob, grep, "
-                             "snapshot_list, snapshot_diff)")
+                        "snapshot_list, snapshot_diff, code navigation)")
     parser.add_argument("--no-feedback", dest="feedback", action="store_false",
                         help="do not run the changed file's format and lint checks after "
                         "write and edit")

@@ -199,7 +199,8 @@ def instructions(box: Toolbox) -> str:
         f"The tools act in an isolated sandbox ({box.sandbox.provider} "
         f"{box.sandbox.name}). Workspaces: {listing}. "
         + ("Pass `workspace` to every call. " if many else "")
-        + ("Read-only: only read, glob, grep, snapshot_list and snapshot_diff are offered. "
+        + ("Read-only: only read, glob, grep, snapshot_list, snapshot_diff and code navigation "
+           "(not rename_symbol) are offered. "
            if box.readonly else "")
         + (f"Secrets you can use by name (never by value): {', '.join(sorted(box.secrets))}; "
            "pass secrets=[...] to bash or a verify tool. " if box.secrets and not box.readonly

@@ -27,15 +27,19 @@ from ..tools import TOOLS, ErrorResult, Toolbox, ToolResult
 
 #: Tools that can destroy or replace what is in the workspace (MCP's destructiveHint).
 DESTRUCTIVE = frozenset({"write", "edit", "bash", "kill_shell", "run_code", "run_script",
-                         "watch_process", "snapshot_restore"})
+                         "watch_process", "snapshot_restore", "rename_symbol"})
 #: Tools whose repeated call with the same arguments changes nothing more.
 IDEMPOTENT = frozenset({"read", "glob", "grep", "write", "snapshot_list", "snapshot_diff",
-                        "snapshot_restore"})
+                        "snapshot_restore", "find_definition", "find_references", "hover",
+                        "document_symbols", "workspace_symbols", "diagnostics"})
 #: Tools that run arbitrary programs, which may reach beyond the sandbox's files.
 OPEN_WORLD = frozenset({"bash", "run_code", "run_script", "watch_process"})
-#: Calls that can run long: they send progress notifications while they run.
+#: Calls that can run long: they send progress notifications while they run (the navigation
+#: tools while a cold language server starts and indexes: its own progress messages).
 LONG = frozenset({"bash", "run_code", "run_tests", "run_lint", "run_typecheck",
-                  "run_failing_tests", "run_script"})
+                  "run_failing_tests", "run_script", "find_definition", "find_references",
+                  "hover", "document_symbols", "workspace_symbols", "diagnostics",
+                  "rename_symbol"})
 
 
 @dataclass

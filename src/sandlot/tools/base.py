@@ -89,8 +89,9 @@ class ToolboxBase:
 
     @property
     def tool_names(self) -> list[str]:
-        """The tools this toolbox offers (read, glob, grep, snapshot_list and snapshot_diff
-        only when read-only; secret_env only when named secrets are configured)."""
+        """The tools this toolbox offers (when read-only, only those that change nothing:
+        read, glob, grep, snapshot_list, snapshot_diff and code navigation but rename_symbol;
+        secret_env only when named secrets are configured)."""
         return [n for n, spec in TOOLS.items() if not (self.readonly and spec.mutating)
                 and (n != "secret_env" or self.secrets)]
 

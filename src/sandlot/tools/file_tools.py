@@ -213,6 +213,25 @@ class FileTools(ToolboxBase):
                           f"{_count(replaced, 'replacement')}", workspace=ws.name, path=rel,
                           replacements=replaced, bytes_written=written)
 
+    async def _slurp(self, tool: str, ws: Workspace, target: str) -> tuple[str, str]:
+        """(digest, text) of a whole file, through the race-free helper: what sandlot.lsp
+        gives a language server, and later checks a rename's write against."""
+        result = await self._run(tool, scripts.SLURP, [ws.root, target, str(self.edit_bytes)],
+                                 limit=self.edit_bytes + 4096)
+        if result.exit_code != 0:
+            raise self._fail(tool, result, ws, target, target)
+        digest, _, body = result.stdout.partition(b"\n")
+        return digest.decode(), body.decode("utf-8", "surrogateescape")
+
+    async def _replace(self, tool: str, ws: Workspace, target: str, digest: str,
+                       text: str) -> int:
+        """Write `text` over a file whose content still has `digest` (else NotReadError:
+        it changed meanwhile); atomic, like edit's write. Bytes written."""
+        result = await self._write_bytes(tool, ws, target, "any", digest, _encode(text, tool))
+        if result.exit_code != 0:
+            raise self._fail(tool, result, ws, target, target)
+        return int(result.stdout.split()[1])
+
     async def _write_bytes(self, tool: str, ws: Workspace, target: str, mode: str,
                            digest: str, data: bytes | AsyncIterable[bytes]) -> ScriptResult:
         """The atomic write (temp file, then rename). If the write is interrupted -- timeout,

@@ -8,6 +8,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .lsp_models import (
+    FileArgs,
+    FindDefinitionArgs,
+    PositionArgs,
+    RenameSymbolArgs,
+    WorkspaceSymbolsArgs,
+)
 from .models import (
     BashArgs,
     BashOutputArgs,
@@ -81,6 +88,26 @@ TOOLS: dict[str, ToolSpec] = {
                  "results.", VerifyArgs, True),
         ToolSpec("run_script", "Run a package.json script in the workspace with the project's "
                  "package manager.", RunScriptArgs, True),
+        ToolSpec("find_definition", "Find where a symbol is defined, through the language's "
+                 "server (gopls, pyright, typescript-language-server, rust-analyzer): give the "
+                 "file and the 1-based line and column of a use, or the symbol's name. Returns "
+                 "`path:line:column: text` per definition.", FindDefinitionArgs, False),
+        ToolSpec("find_references", "Find every reference to the symbol at a position, as the "
+                 "language server resolves it: exact where grep over-matches (methods with "
+                 "common names, shadowing). Returns `path:line:column: text` per reference.",
+                 PositionArgs, False),
+        ToolSpec("hover", "Show the type or signature and the documentation of the symbol at a "
+                 "position.", PositionArgs, False),
+        ToolSpec("document_symbols", "List the symbols (types, functions, methods, fields) "
+                 "defined in a file, with their positions.", FileArgs, False),
+        ToolSpec("workspace_symbols", "Find symbols across the workspace by name (fuzzy), with "
+                 "their positions.", WorkspaceSymbolsArgs, False),
+        ToolSpec("diagnostics", "The problems (type errors, unresolved names) the language "
+                 "server finds in a file as it is now.", FileArgs, False),
+        ToolSpec("rename_symbol", "Rename the symbol at a position in every file that uses it, "
+                 "through the language server; every file it changes must have been read first "
+                 "(the error lists them). Returns the files and positions changed.",
+                 RenameSymbolArgs, True),
         ToolSpec("watch_process", "Start a command in the background and watch it for crash "
                  "lines (panics, tracebacks, unhandled errors, segfaults, OOM kills, and your "
                  "own patterns) and silence (idle_kill), or attach to one by process_id. It "

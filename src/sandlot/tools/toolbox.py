@@ -7,8 +7,8 @@ edits of existing files need a prior read (the read-tracker); writes are atomic.
 
 The class is assembled by job: the tool registry (registry.py; schemas and `call` are here),
 the shared state and script runner (base.py), the file tools (file_tools.py), the verify tools
-(verify_calls.py), the shell tools (shell_tools.py) and the snapshot tools
-(snapshot_tools.py).
+(verify_calls.py), the shell tools (shell_tools.py), the snapshot tools
+(snapshot_tools.py) and code navigation (lsp_tools.py).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .base import ReadTracker as ReadTracker
 from .feedback_step import FeedbackStep
 from .file_tools import SEARCH_BYTES as SEARCH_BYTES
 from .file_tools import FileTools
+from .lsp_tools import NavigationTools
 from .models import ErrorResult, ToolResult
 from .registry import TOOLS as TOOLS
 from .registry import ToolSpec as ToolSpec
@@ -47,7 +48,8 @@ from .watch_calls import WatchTools
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, SnapshotTools):
+class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, SnapshotTools,
+              NavigationTools):
     """File and shell tools for an agent, over one sandbox and its named workspaces.
 
         box = Toolbox(sandbox, "svc=/w/svc,lib=/w/lib")
@@ -55,15 +57,17 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Snap
         print(page.text)
 
     `workspaces` is a `WorkspaceSet`, its operator form, a `{name: root}` mapping, or None
-    (one workspace at the sandbox's worktree). `readonly=True` exposes read, glob, grep,
-    snapshot_list and snapshot_diff
-    only. `use_ripgrep=False` forces the portable search path even where rg is installed.
-    `env` is added to every command the tools run (values may be `Secret`s). After each write
-    and edit the changed file's format and lint checks run within `feedback_budget` seconds
-    (`feedback=False` turns that off; a call's own `feedback` argument wins). `secrets` are
-    named secrets an agent may put in a command's environment by name only (`bash(...,
-    secrets=["NPM_TOKEN"])`); the `secret_env` tool lists the names. Every result and error
-    this toolbox returns has every secret the sandbox was given replaced by `[secret:NAME]`.
+    (one workspace at the sandbox's worktree). `readonly=True` exposes the tools that change
+    nothing (read, glob, grep, snapshot_list, snapshot_diff and code navigation but
+    rename_symbol). `use_ripgrep=False`
+    forces the portable search path even where rg is installed. `env` is added to every
+    command the tools run (values may be `Secret`s). After each write and edit the changed
+    file's format and lint checks run within `feedback_budget` seconds (`feedback=False` turns
+    that off; a call's own `feedback` argument wins). `secrets` are named secrets an agent may
+    put in a command's environment by name only (`bash(..., secrets=["NPM_TOKEN"])`); the
+    `secret_env` tool lists the names. Every result and error this toolbox returns has every
+    secret the sandbox was given replaced by `[secret:NAME]`. `index_timeout` bounds a language
+    server's start and indexing (the navigation tools; `timeout` bounds each later answer).
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Snap
         max_results: int = 500,
         bash_output_bytes: int = 30_000,
         edit_bytes: int = 16 << 20,
+        index_timeout: float = 300.0,
         feedback: bool = True,
         feedback_budget: float = DEFAULT_BUDGET,
     ) -> None:
@@ -114,6 +119,9 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Snap
         self.max_results = max_results
         self.bash_output_bytes = bash_output_bytes
         self.edit_bytes = edit_bytes
+        self.index_timeout = index_timeout
+        self._lsp = None
+        self._lsp_listeners = []
         self.feedback = feedback
         self.feedback_budget = validate_budget(feedback_budget)
         #: Tools already said to be missing (each is said once per toolbox).
@@ -200,8 +208,10 @@ class Toolbox(FeedbackStep, FileTools, VerifyTools, ShellTools, WatchTools, Snap
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """End every background shell this toolbox knows that still runs (the sandbox itself
-        stays open)."""
+        """End every background shell this toolbox knows that still runs, and its language
+        servers (the sandbox itself stays open)."""
+        if self._lsp is not None:
+            await self._lsp.aclose()
         for shell in self.shells.all():
             if (await shell.process.info()).running:
                 shell.killed = True

@@ -70,6 +70,14 @@ class Detector(ABC):
     language: ClassVar[Language]
     markers: ClassVar[tuple[str, ...]]
     """Any one of these files at the root means this language."""
+    lsp_command: ClassVar[tuple[str, ...]] = ()
+    """The language server (sandlot.lsp) as an argv speaking LSP on stdin/stdout, run in the
+    sandbox at the workspace root; empty: no server for this language."""
+    lsp_extensions: ClassVar[Mapping[str, str]] = {}
+    """File extension -> LSP languageId, for every file this language's server owns: a
+    polyglot workspace sends each file to the server of its extension."""
+    lsp_install: ClassVar[str] = ""
+    """How to install the server, for the error when it is not on the sandbox's PATH."""
     extensions: ClassVar[tuple[str, ...]] = ()
     """Suffixes of this language's source files: post-edit feedback picks the detector by the
     changed file's name, not by the markers (a .py file in a Go repository is Python)."""

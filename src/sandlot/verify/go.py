@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from typing import ClassVar
 
 from .detector import Detector, Workspace
@@ -44,6 +45,11 @@ _GO_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$]")
 class GoDetector(Detector):
     language: ClassVar[Language] = "go"
     markers: ClassVar[tuple[str, ...]] = ("go.mod",)
+    lsp_command: ClassVar[tuple[str, ...]] = ("gopls",)
+    lsp_extensions: ClassVar[Mapping[str, str]] = {".go": "go"}
+    lsp_install: ClassVar[str] = (
+        "install gopls in the sandbox: go install golang.org/x/tools/gopls@v0.23.0 (or "
+        "scripts/setup.d/50-language-servers.sh), and put its directory on PATH")
     extensions: ClassVar[tuple[str, ...]] = (".go",)
 
     async def _module(self, ws: Workspace) -> str:

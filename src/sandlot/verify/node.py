@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._shell import quote
@@ -81,6 +82,16 @@ def run_argv(manager: str, script: str, extra: list[str]) -> list[str]:
 class NodeDetector(Detector):
     language: ClassVar[Language] = "node"
     markers: ClassVar[tuple[str, ...]] = ("package.json",)
+    lsp_command: ClassVar[tuple[str, ...]] = ("typescript-language-server", "--stdio")
+    lsp_extensions: ClassVar[Mapping[str, str]] = {
+        ".ts": "typescript", ".tsx": "typescriptreact", ".mts": "typescript",
+        ".cts": "typescript", ".js": "javascript", ".jsx": "javascriptreact",
+        ".mjs": "javascript", ".cjs": "javascript",
+    }  # fmt: skip
+    lsp_install: ClassVar[str] = (
+        "install the TypeScript language server in the sandbox: npm install -g "
+        "typescript-language-server@5.1.3 typescript@5.9.3 (or "
+        "scripts/setup.d/50-language-servers.sh), and put it on PATH")
     extensions: ClassVar[tuple[str, ...]] = (
         ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 

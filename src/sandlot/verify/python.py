@@ -7,6 +7,7 @@ virtualenv at the root is checked with those versions.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from typing import ClassVar
 
 from .detector import Detector, Workspace
@@ -25,6 +26,11 @@ INTERPRETER_LINE = (
 class PythonDetector(Detector):
     language: ClassVar[Language] = "python"
     markers: ClassVar[tuple[str, ...]] = ("pyproject.toml", "setup.py")
+    lsp_command: ClassVar[tuple[str, ...]] = ("pyright-langserver", "--stdio")
+    lsp_extensions: ClassVar[Mapping[str, str]] = {".py": "python", ".pyi": "python"}
+    lsp_install: ClassVar[str] = (
+        "install pyright in the sandbox: npm install -g pyright@1.1.414 (it needs node; or "
+        "scripts/setup.d/50-language-servers.sh), and put pyright-langserver on PATH")
     extensions: ClassVar[tuple[str, ...]] = (".py", ".pyi")
 
     def _prefix(self, ws: Workspace) -> list[str]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import ClassVar
 
 from .detector import Detector, Workspace
@@ -49,6 +50,12 @@ def doctest_filter(names: list[str]) -> list[str]:
 class RustDetector(Detector):
     language: ClassVar[Language] = "rust"
     markers: ClassVar[tuple[str, ...]] = ("Cargo.toml",)
+    lsp_command: ClassVar[tuple[str, ...]] = ("rust-analyzer",)
+    lsp_extensions: ClassVar[Mapping[str, str]] = {".rs": "rust"}
+    lsp_install: ClassVar[str] = (
+        "install rust-analyzer in the sandbox: cargo install --locked "
+        "ra_ap_rust-analyzer@0.0.349 (or rustup component add rust-analyzer where rustup "
+        "can download), and put it on PATH")
     extensions: ClassVar[tuple[str, ...]] = (".rs",)
 
     async def test_plan(self, ws: Workspace) -> ToolPlan:

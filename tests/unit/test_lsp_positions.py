@@ -1,0 +1,50 @@
+"""Positions between the model (1-based lines, columns in characters) and LSP (0-based, UTF-16
+code units): characters outside the BMP count once for the model and twice for the server."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandlot.errors import ToolError
+from sandlot.lsp.positions import apply_edits, from_lsp, lines_of, to_lsp
+
+TEXT = 'package main\n\tx := "\U0001f375\U0001f375"; y := caf\u00e9(x)\n'
+
+
+def test_a_column_after_astral_characters_counts_them_once_for_the_model() -> None:
+    line = lines_of(TEXT)[1]
+    column = line.index("caf") + 1
+    where = to_lsp(TEXT, 2, column, path="main.go")
+    assert where == {"line": 1, "character": column - 1 + 2}  # two emoji: one unit more each
+    assert from_lsp(lines_of(TEXT), where) == (2, column)
+
+
+def test_the_end_of_a_line_and_out_of_range_positions() -> None:
+    line = lines_of(TEXT)[1]
+    assert to_lsp(TEXT, 2, len(line) + 1, path="m")["character"] == len(line) + 2
+    with pytest.raises(ToolError, match="column 99 is out of range"):
+        to_lsp(TEXT, 2, 99, path="m")
+    with pytest.raises(ToolError, match="line 9 is out of range"):
+        to_lsp(TEXT, 9, 1, path="m")
+    with pytest.raises(ToolError, match="line 0 is out of range"):
+        to_lsp(TEXT, 0, 1, path="m")
+
+
+def test_edits_apply_from_the_last_and_keep_astral_characters() -> None:
+    line = lines_of(TEXT)[1]
+    start = line.index("caf")
+    units = start + 2
+    edits = [
+        {"range": {"start": {"line": 1, "character": units},
+                   "end": {"line": 1, "character": units + 4}}, "newText": "tea"},
+        {"range": {"start": {"line": 0, "character": 8}, "end": {"line": 0, "character": 12}},
+         "newText": "shop"},
+    ]
+    assert apply_edits(TEXT, edits) == ('package shop\n\tx := "\U0001f375\U0001f375"; '
+                                        'y := tea(x)\n')
+
+
+def test_overlapping_edits_are_refused() -> None:
+    same = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 4}}
+    with pytest.raises(ToolError, match="overlapping"):
+        apply_edits(TEXT, [{"range": same, "newText": "a"}, {"range": same, "newText": "b"}])

@@ -36,7 +36,8 @@ async def test_every_tool_has_a_function_schema(sandbox: Sandbox) -> None:
     assert [s["function"]["name"] for s in schemas] == [
         "read", "write", "edit", "glob", "grep", "bash", "bash_output", "kill_shell",
         "run_code", "run_tests", "run_lint", "run_typecheck", "run_failing_tests", "run_script",
-        "watch_process", "watch_process_events",
+        "find_definition", "find_references", "hover", "document_symbols", "workspace_symbols",
+        "diagnostics", "rename_symbol", "watch_process", "watch_process_events",
         "snapshot_create", "snapshot_list", "snapshot_restore", "snapshot_diff"]
     for schema in schemas:
         assert set(schema) == {"type", "function"} and schema["type"] == "function"
@@ -82,6 +83,8 @@ async def test_call_runs_a_model_tool_call(sandbox: Sandbox) -> None:
         ("rm", {}, "UnknownTool", 'unknown tool "rm"; available: read, write, edit, glob, grep, '
                                   "bash, bash_output, kill_shell, run_code, run_tests, run_lint, "
                                   "run_typecheck, run_failing_tests, run_script, "
+                                  "find_definition, find_references, hover, document_symbols, "
+                                  "workspace_symbols, diagnostics, rename_symbol, "
                                   "watch_process, watch_process_events, snapshot_create, "
                                   "snapshot_list, snapshot_restore, snapshot_diff"),
         ("read", {"path": "f.txt"}, "WorkspaceError",

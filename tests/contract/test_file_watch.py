@@ -27,8 +27,15 @@ _CHURN = (
     "i=0; while [ $i -lt 1000 ]; do mv f$i g$i; i=$((i+1)); done; sleep 1.5; "
     "i=0; while [ $i -lt 1000 ]; do rm g$i; i=$((i+1)); done"
 )
-#: Finds the watcher by the name it runs under (the [h] keeps grep from finding itself).
-_AGENTS = 'grep -l "sandlot-fswatc[h]" /proc/[0-9]*/cmdline 2>/dev/null | wc -l'
+#: Counts the watchers of directory $1 by the name they run under (the [h] keeps grep from
+#: finding itself) and the directory in their arguments: another test's watcher, on the other
+#: worker or another sandbox of this host, is not this test's.
+_AGENTS = r"""n=0
+for f in $(grep -l "sandlot-fswatc[h]" /proc/[0-9]*/cmdline 2>/dev/null); do
+  tr '\000' '\n' < "$f" 2>/dev/null | grep -qxF -- "$1" && n=$((n + 1))
+done
+echo "$n"
+"""
 
 
 async def _collect(watch: FileWatch, until: int, seconds: float = 120) -> list[FileEvent]:
@@ -44,32 +51,34 @@ async def _collect(watch: FileWatch, until: int, seconds: float = 120) -> list[F
     return got
 
 
-async def _agents(sandbox: Sandbox, backend: ModuleType) -> int:
-    """Running watchers: seen from a command in the sandbox, or (bubblewrap: a PID namespace
-    per command) from this host, where the sandbox's processes are."""
+async def _agents(sandbox: Sandbox, backend: ModuleType, path: str) -> int:
+    """Running watchers of `path`: seen from a command in the sandbox, or (bubblewrap: a PID
+    namespace per command) from this host, where the sandbox's processes are."""
     if backend.SHARED_PIDS:
-        return int((await sandbox.exec(["sh", "-c", _AGENTS])).stdout.strip() or 0)
-    found = 0
+        found = await sandbox.exec(["sh", "-c", _AGENTS, "sh", path])
+        return int(found.stdout.strip() or 0)
+    count = 0
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            found += b"sandlot-fswatch" in cmdline.read_bytes()
+            raw = cmdline.read_bytes()
         except OSError:
             continue
-    return found
+        count += b"sandlot-fswatch" in raw and path.encode() in raw.split(b"\0")
+    return count
 
 
 async def test_a_thousand_files_each_in_order(sandbox: Sandbox, workdir: str,
                                              backend: ModuleType) -> None:
-    assert await _agents(sandbox, backend) == 0, "a watcher of another test still runs"
+    assert await _agents(sandbox, backend, workdir) == 0, "a watcher of this directory runs"
     async with sandbox.watch(workdir) as watch:
         # inotify where python3 is (every backend but the busybox container: polling there)
         assert watch.source in ("inotify", "poll")
-        assert await _agents(sandbox, backend) >= 1
+        assert await _agents(sandbox, backend, workdir) >= 1
         await sandbox.exec(_CHURN, cwd=workdir, check=True)
         events = await _collect(watch, 1000)
     # Closed with its block: the watcher is gone.
     async def gone() -> bool:
-        return await _agents(sandbox, backend) == 0
+        return await _agents(sandbox, backend, workdir) == 0
 
     await eventually(gone, what="the watcher's end")
     assert events, "no event at all"

@@ -47,6 +47,7 @@ from ...forward import ForwardAddress
 from ...sandbox import Sandbox
 from ...tools import Toolbox
 from ...tools import scripts as _scripts
+from ...tools.runner import ScriptResult
 from ...workspaces import Workspace
 from .config import SandlotSandboxSessionState
 from .pty import PtyProcesses
@@ -133,13 +134,7 @@ class SandlotSandboxSession(BaseSandboxSession):
         except SandlotError as exc:
             raise ExecTransportError(command=["resolve", target], context={
                 "backend": "sandlot", "error": type(exc).__name__}, cause=exc) from exc
-        if result.exit_code in (_Exit.ESCAPES, _Exit.UNRESOLVABLE):
-            raise InvalidManifestPathError(rel=str(path), reason="escape_root",
-                                           context={"reason": "symlink_escape"})
-        if result.exit_code != 0:
-            raise ExecNonZeroError(ExecResult(stdout=b"", stderr=result.stderr.encode(),
-                                              exit_code=result.exit_code),
-                                   command=["resolve", target])
+        _check_contained(result, path, ["resolve", target])
         return Path(target)
 
     async def mkdir(self, path: Path | str, *, parents: bool = False,
@@ -159,13 +154,7 @@ class SandlotSandboxSession(BaseSandboxSession):
         except SandlotError as exc:
             raise WorkspaceArchiveWriteError(path=Path(target), context={
                 "backend": "sandlot", "error": type(exc).__name__}, cause=exc) from exc
-        if result.exit_code in (_Exit.ESCAPES, _Exit.UNRESOLVABLE):
-            raise InvalidManifestPathError(rel=str(path), reason="escape_root",
-                                           context={"reason": "symlink_escape"})
-        if result.exit_code != 0:
-            raise ExecNonZeroError(ExecResult(stdout=b"", stderr=result.stderr.encode(),
-                                              exit_code=result.exit_code),
-                                   command=["mkdir", target])
+        _check_contained(result, path, ["mkdir", target])
 
     async def running(self) -> bool:
         return not self.sandbox.closed
@@ -431,3 +420,15 @@ def _extract(raw: bytes, into: Path) -> None:
 
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as tar:
         safe_extract_tarfile(tar, root=into, allow_external_symlink_targets=False)
+
+
+def _check_contained(result: ScriptResult, path: Path | str, command: list[str]) -> None:
+    """The SDK's errors for a containment script's exit: a path that escapes the workspace
+    (through a symlink, or unresolvable) is `InvalidManifestPathError`, any other failure
+    `ExecNonZeroError`."""
+    if result.exit_code in (_Exit.ESCAPES, _Exit.UNRESOLVABLE):
+        raise InvalidManifestPathError(rel=str(path), reason="escape_root",
+                                       context={"reason": "symlink_escape"})
+    if result.exit_code != 0:
+        raise ExecNonZeroError(ExecResult(stdout=b"", stderr=result.stderr.encode(),
+                                          exit_code=result.exit_code), command=command)

@@ -28,9 +28,9 @@ from . import _proc_scan
 #: The environment variable every command runs with.
 RUN_ENV = "SANDLOT_RUN"
 
-#: Rounds of search-and-kill before giving up (a round that finds nothing ends it at once).
-ROUNDS = 50
-_ROUND_PAUSE = 0.02
+#: Rounds of search-and-kill before giving up (a round that finds nothing ends it at once):
+#: the same bounds as the sandbox sweep's.
+ROUNDS = _proc_scan.ROUNDS
 
 _MARK = re.compile(r"[0-9a-f]{12}(?:-[0-9]+)?\Z")
 
@@ -82,7 +82,7 @@ async def host_sweep(mark: str) -> int:
         if not pids:
             return killed
         killed += _proc_scan.kill_all(pids)
-        await asyncio.sleep(_ROUND_PAUSE)
+        await asyncio.sleep(_proc_scan.ROUND_PAUSE)
     return killed
 
 

@@ -17,8 +17,15 @@ RETURNS_WITHIN = 45.0
 HOLDER = "setsid sh -c 'echo $$ > {pid}; exec sleep 600' & sleep 100"
 
 
+# The kill has usually ended the holder already (it carries the run mark), and its pid may be
+# another process's by now: only a process that is still `sleep 600` is ended.
+END_HOLDER = """p=$(cat "$1" 2>/dev/null) && [ "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)" = 'sleep 600 ' ] &&
+kill -9 "$p"; rm -f "$1"
+"""
+
+
 async def _end_holder(sandbox: Sandbox, pid_file: str) -> None:
-    await sandbox.exec(f"kill -9 $(cat {pid_file}) 2>/dev/null; rm -f {pid_file}")
+    await sandbox.exec(["sh", "-c", END_HOLDER, "sh", pid_file])
 
 
 async def test_timeout_returns_while_a_detached_process_holds_stdout(

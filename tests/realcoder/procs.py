@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from sandlot._process_group import signal_group
+
 T = TypeVar("T")
 
 
@@ -180,8 +182,8 @@ class Service:
                 family.update(descendants(proc.pid))
                 proc.kill()
             proc.wait()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        # What is left of its group; a reaped leader's number may be another's by now.
+        signal_group(proc.pid, reaped=True)
         for pid, start_time in family.items():
             _kill_if_same(pid, start_time)
 

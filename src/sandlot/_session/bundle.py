@@ -21,6 +21,7 @@ from pathlib import Path
 
 #: The modules of the helper program, in load order (dependencies first). One line per module.
 HELPER_MODULES: tuple[str, ...] = (
+    "sandlot._process_group",
     "sandlot.tools.safe_helper",
     "sandlot._session.helper.core",
     "sandlot._session.helper.files",

@@ -10,13 +10,12 @@ worktree goes with `on_close="delete"`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 from typing import TYPE_CHECKING
 
 from .. import _run_marks
 from .._host_io import feed_stdin, pump, run_piped, run_with_pty, stop_feeding
+from .._process_group import signal_group
 from .._tree import remove_tree
 from ..sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from .local_env import sandbox_environment
@@ -77,8 +76,9 @@ class _LocalCommand(RunningCommand):
 
     async def kill(self) -> None:
         self._killed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._proc.pid, signal.SIGKILL)
+        # After the exit the group may live on (a child still in it) or be gone and its number
+        # another process's: signal_group tells the two apart.
+        signal_group(self._proc.pid, reaped=self._proc.returncode is not None)
         if self._done.done():
             return
         try:

@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable
 from typing import IO, Any
 
+from sandlot._process_group import signal_group
 from sandlot._session.helper.core import STDERR, STDOUT, Request, op
 from sandlot._session.helper.flow import WINDOW, Reader, Writer, control, route_input
 
@@ -103,6 +104,10 @@ def run_command(req: Request) -> dict[str, Any]:
         if finished.is_set():
             return
         killed.set()
+        if proc.returncode is not None:
+            # Exited, its output still draining: the group may be gone and its number reused.
+            signal_group(proc.pid, reaped=True)
+            return
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except PermissionError:

@@ -4,14 +4,13 @@ output and exit codes), its output streamed as DATA frames and its exit code in 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import threading
 import traceback
 from typing import Any
 
+from sandlot._process_group import signal_group
 from sandlot._session.helper.core import STDOUT, Cancelled, Request, op
 from sandlot.tools import safe_helper
 
@@ -47,8 +46,7 @@ class Buffered:
 
 def _killer(proc: subprocess.Popen[bytes]) -> Any:
     def kill() -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, reaped=proc.returncode is not None)
 
     return kill
 

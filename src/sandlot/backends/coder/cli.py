@@ -15,13 +15,13 @@ import logging
 import os
 import re
 import shutil
-import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
 from pydantic import SecretStr
 
+from ..._process_group import signal_group
 from ..._shared_call import SharedCall
 from ...errors import (
     CODER_BINARY,
@@ -200,8 +200,7 @@ class CoderCLI:
             await asyncio.wait_for(_drain(proc, out, err), timeout)
         except BaseException as exc:
             # Timed out or cancelled: the CLI must not outlive the call.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, reaped=proc.returncode is not None)
             with contextlib.suppress(Exception):
                 await asyncio.shield(proc.wait())
             if isinstance(exc, TimeoutError):

@@ -38,14 +38,15 @@ echo "$n"
 """
 
 
-async def _collect(watch: FileWatch, until: int, seconds: float = 120) -> list[FileEvent]:
-    """Events until `until` deletions of renamed files were seen (or an overflow, or the time
-    is up)."""
+async def _collect(watch: FileWatch, until: int, seconds: float = 120,
+                   prefix: str = "g") -> list[FileEvent]:
+    """Events until `until` deletions of files named `prefix`... were seen (or an overflow,
+    or the time is up)."""
     got: list[FileEvent] = []
     with anyio.move_on_after(seconds):
         async for event in watch:
             got.append(event)
-            deleted = sum(e.kind == "deleted" and e.path.startswith("g") for e in got)
+            deleted = sum(e.kind == "deleted" and e.path.startswith(prefix) for e in got)
             if event.kind == "overflow" or deleted >= until:
                 break
     return got
@@ -123,7 +124,7 @@ async def test_the_polling_fallback_says_so(sandbox: Sandbox, workdir: str) -> N
         for step in ("echo x > a", "mv a b", "rm b"):
             await sandbox.exec(step, cwd=workdir, check=True)
             await anyio.sleep(1)
-        events = await _collect(watch, 1, seconds=20)
+        events = await _collect(watch, 1, seconds=20, prefix="b")
     assert [(e.kind, e.path, e.dest, e.source) for e in events] == [
         ("created", "a", "", "poll"), ("moved", "a", "b", "poll"), ("deleted", "b", "", "poll")]
 

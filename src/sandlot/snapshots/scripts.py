@@ -47,6 +47,11 @@ unset GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIR
   GIT_NAMESPACE GIT_COMMON_DIR GIT_CEILING_DIRECTORIES GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT
 std=--exclude-standard
 [ -n "$addf" ] && std=
+# `git $bulk add` streams every new file's contents into one pack per call (git's bulk
+# check-in, taken for any file over core.bigFileThreshold) instead of a loose object file
+# each: one file written instead of thousands, which is most of a first snapshot's cost
+# (adr/0046). Only `add` gets it: for diff, a blob over the threshold would count as binary.
+bulk="-c core.bigFileThreshold=1"
 # enter N: make root number N the work tree (cwd, GIT_WORK_TREE, its index).
 enter() {
   n=0
@@ -76,7 +81,7 @@ if [ ! -s "$g/sandlot-store" ]; then
   mkdir -p "$st/idx" && git init -q >/dev/null || exit 3
   for kv in core.autocrlf=false core.symlinks=true core.filemode=true core.bare=false \
             core.precomposeunicode=false core.ignorecase=false gc.auto=0 core.quotepath=false \
-            core.compression=0 core.loosecompression=0 core.fsync=none; do
+            core.compression=0 core.loosecompression=0 pack.compression=0 core.fsync=none; do
     git config "${kv%%=*}" "${kv#*=}" || exit 3
   done
   printf '.sandlot/\n' > "$g/info/exclude" &&
@@ -89,7 +94,7 @@ git rev-parse -q --verify "refs/sandlot/snapshots/$id" >/dev/null && exit 7
 entries= files=0 bytes=0 i=0 total=$(count)
 while [ "$i" -lt "$total" ]; do
   enter "$i" || exit 1
-  git add -A $addf -- "$@" || exit 1
+  git $bulk add -A $addf -- "$@" || exit 1
   t=$(git write-tree) || exit 1
   e=$(git ls-files -z -o --directory $std -- "$@" |
       xargs -0 -r sh -c 'for d; do find "./$d" -type d -empty -print0; done' sh |
@@ -156,7 +161,7 @@ i=0 total=$(count) tmp=$st/diff.$$
 trap 'rm -f "$tmp"' EXIT
 while [ "$i" -lt "$total" ]; do
   enter "$i" || exit 1
-  git add -A $addf -- "$@" || exit 1
+  git $bulk add -A $addf -- "$@" || exit 1
   now=$(git write-tree) || exit 1
   pre=
   [ "$total" -gt 1 ] && pre="$i/"

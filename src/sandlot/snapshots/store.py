@@ -142,7 +142,9 @@ def _failed(sandbox: Sandbox, result: ExecResult, what: str) -> SnapshotError:
             f"{what} needs {', '.join(missing)} in {where}, which has none: {_INSTALL}",
             missing=missing,
         )
-    if "No space left on device" in stderr or "Disk quota exceeded" in stderr:
+    # git's pack writer says the last one when a write to the pack comes up short.
+    if any(sign in stderr for sign in ("No space left on device", "Disk quota exceeded",
+                                       "Out of diskspace")):
         return SnapshotDiskFullError(
             f"{what}: the disk of {where} is full (no snapshot was recorded); free space there "
             f"(the store is {state_dir(sandbox)}/snapshots) or pass exclude= for large output"

@@ -4,8 +4,9 @@
   against 8 fresh creates each followed by `copy_in` of the same tree (4 at a time both
   ways), closing included. Local, docker and the fake Coder deployment. Goal: <= 0.5x on
   local and docker.
-- snapshot / restore of that tree in a local sandbox against `tar c | tar x` of it in the
-  same sandbox (the restore rewrites the whole tree: it was emptied first). Goal: <= 1.5x.
+- snapshot / restore of that tree in a sandbox (local, docker with the host's toolchain
+  mounted for git, fake Coder) against `tar c | tar x` of it in the same sandbox (the restore
+  rewrites the whole tree: it was emptied first). Goal: <= 1.5x.
 
     python -m bench --only snapshot     # or: python -m bench.snapshot_bench [--quick]
 """
@@ -174,10 +175,18 @@ async def run(quick: bool = False) -> list[Measurement]:
                 provider = sandlot.docker(engine.busybox_image(), docker_host=engine.host,
                                           on_close="delete")
                 rows.append(await fork_pair("docker", provider, tree, rounds))
+                # busybox has no git: the snapshot rows use the host's toolchain, mounted.
+                with_git = sandlot.docker(engine.toolchain_image(), docker_host=engine.host,
+                                          mounts=[*engine.toolchain_mounts()], on_close="delete",
+                                          env=dict(docker_engine.TOOLCHAIN_ENV))
+                async with with_git.session() as sandbox:
+                    rows += await snapshot_pairs(sandbox, tree, rounds)
             finally:
                 engine.stop()
         async with _fake_coder(tmp / "coder") as coder:
             rows.append(await fork_pair("fake_coder", coder, tree, rounds))
+            async with coder.session() as sandbox:
+                rows += await snapshot_pairs(sandbox, tree, rounds)
         shutil.rmtree(tree, ignore_errors=True)
     return rows
 

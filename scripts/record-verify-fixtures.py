@@ -46,7 +46,8 @@ class Case:
 
 
 CASES = [
-    Case("go", ("tests", "lint", "typecheck", "rerun")),
+    Case("go", ("tests", "lint", "typecheck", "rerun", "coverage")),
+    Case("go", ("coverage",), overlays=("go-broken",)),
     Case("go", ("tests", "lint", "typecheck"), overlays=("go-broken",)),
     Case("go", ("tests",), overlays=("go-panic",)),
     Case("go", ("lint",), overlays=("go-many-findings",)),
@@ -54,7 +55,7 @@ CASES = [
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
     Case("rust", ("tests", "rerun"), overlays=("rust-dupnames",)),
     Case("rust", ("lint", "typecheck"), overlays=("rust-nightly-bench",)),
-    Case("python", ("tests", "lint", "typecheck", "rerun")),
+    Case("python", ("tests", "lint", "typecheck", "rerun", "coverage")),
     Case("python", ("lint",), overlays=("python-badconfig",)),
     Case("node", ("tests", "lint", "typecheck", "rerun")),
     Case("node", ("lint",), overlays=("node-badconfig",)),
@@ -87,6 +88,7 @@ async def record(case: Case, only: set[str]) -> None:
                 assert last is not None, "rerun needs a tests run first"
                 plan = await detector.rerun_plan(ws, build_test_report(detector, last))
             else:
+                # tests, lint, typecheck, coverage: the detector's plan of that name.
                 plan = await getattr(detector, f"{'test' if kind == 'tests' else kind}_plan")(ws)
             run = await execute(plan, sandbox)
             if kind == "tests":

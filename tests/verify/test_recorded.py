@@ -136,6 +136,7 @@ def test_every_recording_is_used() -> None:
     used |= {f"{c}-rerun" for c in expected.RERUN_COUNTS}
     used |= {f"{c}-lint" for c in expected.LINT}
     used |= {f"{c}-typecheck" for c in expected.TYPECHECK}
+    used |= {f"{c}-coverage" for c in expected.COVERAGE}
     used |= {"python+python-badconfig-lint", "node+node-badconfig-lint",
              "go+go-many-findings-lint", "rust+rust-nightly-bench-lint",
              "rust+rust-nightly-bench-typecheck"}
@@ -279,3 +280,24 @@ def test_go_subtests_are_selected_level_by_level() -> None:
         r"^TestPlantedOrdinal$/^11th\+_\(planted\)$/^$|^TestPlantedWhole$/^$"
     )
     assert run_pattern(["TestA/b/c"]) == "^TestA$/^b$/^c$/^$"
+
+
+@pytest.mark.parametrize("case", sorted(expected.COVERAGE))
+def test_coverage_reports(case: str) -> None:
+    report = replay_tests(f"{case}-coverage")
+    expected.assert_coverage(case, report)
+    if case in expected.TESTS:
+        # Measuring coverage changes nothing about the test results.
+        expected.assert_tests(case, report)
+
+
+def test_coverage_without_a_report() -> None:
+    # Tests that did not all run may leave no report: a note says so. A clean run that wrote
+    # none is the tool failing.
+    run = load("go-coverage").model_copy(update={"coverage": None})
+    report = build_test_report(DETECTORS["go"], run)
+    assert report.coverage is None
+    assert report.notes == ["coverage: no report was written (exit 1): the tests did not all "
+                            "run; fix the failures above and run again"]
+    with pytest.raises(VerifyToolFailedError, match="wrote no coverage report"):
+        build_test_report(DETECTORS["go"], run.model_copy(update={"exit_code": 0}))

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from .._shell import quote
 from ..errors import ConfigurationError, UnknownScriptError, VerifyToolFailedError
 from . import npm_scripts
+from .coverage import Coverage
 from .detector import Detector, Workspace
 from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
@@ -271,6 +272,12 @@ class NodeDetector(Detector):
             argv=run_argv(manager, "test", []),
             parsed=False,
         )
+
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        raise ConfigurationError("run_tests: coverage=True is not supported for node yet")
+
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        raise ConfigurationError("run_tests: coverage=True is not supported for node yet")
 
     async def lint_plan(self, ws: Workspace) -> ToolPlan:
         scripts = await self.scripts(ws)

@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar
 
+from ..errors import ConfigurationError
+from .coverage import Coverage
 from .detector import Detector, Workspace
 from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, SkippedTarget, TestFailure, TestReport
@@ -77,6 +79,12 @@ class RustDetector(Detector):
             root=ws.root,
             finding_codes=_CARGO_FAILED,
         )
+
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        raise ConfigurationError("run_tests: coverage=True is not supported for rust yet")
+
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        raise ConfigurationError("run_tests: coverage=True is not supported for rust yet")
 
     async def lint_plan(self, ws: Workspace) -> ToolPlan:
         return ToolPlan(

@@ -1,0 +1,100 @@
+"""run_tests(coverage=True) for real on the fixture projects, on every verify backend: the exact
+line sets of tests/verify/expected.py, checked again against each tool's own report of the
+same project read directly (go tool cover -func, coverage report), and the typed error of a
+project without a coverage tool."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sandlot import Sandbox
+from sandlot.errors import CoverageToolMissingError
+from sandlot.tools import Toolbox, VerifyResult
+from sandlot.verify import TestReport, run_tests
+from sandlot.verify.cli import ranges_text
+from tests.verify import expected
+from tests.verify.conftest import Projects
+from tests.verify.support import copy_fixture
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("fixture", ["go", "python"])
+async def test_line_coverage_is_exact(projects: Projects, fixture: str) -> None:
+    sandbox = await projects.get(fixture)
+    report = await run_tests(sandbox, coverage=True)
+    expected.assert_coverage(fixture, report)
+    # Measuring coverage leaves the test results as they are, and nothing in the workspace.
+    expected.assert_tests(fixture, report)
+    left = await sandbox.exec("ls -A", cwd=sandbox.worktree)
+    assert ".coverage" not in left.stdout.split()
+
+
+async def test_go_agrees_with_go_tool_cover(projects: Projects) -> None:
+    sandbox = await projects.get("go")
+    report = await run_tests(sandbox, coverage=True)
+    assert report.coverage is not None
+    # go's own per-function report of the same tests: a function never run (0.0%) starts an
+    # uncovered range at its line; a function run whole (100.0%) has no line uncovered.
+    own = await sandbox.exec(
+        "go test -count=1 -coverprofile=/tmp/own.out ./... >/dev/null; "
+        "go tool cover -func=/tmp/own.out", cwd=sandbox.worktree)
+    rows = re.findall(r"^example\.com/verifyfixture/(\S+):(\d+):\s+\S+\s+([\d.]+)%$",
+                      own.stdout, re.M)
+    assert rows, own.stdout + own.stderr
+    starts = {(f.file, first) for f in report.coverage.files for first, _ in f.uncovered}
+    never = {(file, int(line)) for file, line, pct in rows if float(pct) == 0}
+    assert never == starts
+    for file, line, pct in rows:
+        if float(pct) == 100:
+            (mine,) = [f for f in report.coverage.files if f.file == file]
+            assert not any(a <= int(line) <= b for a, b in mine.uncovered)
+
+
+async def test_python_agrees_with_coverage_report(projects: Projects) -> None:
+    sandbox = await projects.get("python")
+    report = await run_tests(sandbox, coverage=True)
+    assert report.coverage is not None
+    # coverage.py's own table of the same run: Stmts, Miss and Missing per file.
+    own = await sandbox.exec(
+        "export COVERAGE_FILE=/tmp/own.coverage; python3 -m coverage run -m pytest -q "
+        "-p no:cacheprovider >/dev/null; python3 -m coverage report -m", cwd=sandbox.worktree)
+    rows = {m[0]: (int(m[1]), int(m[2]), m[3].strip()) for m in re.findall(
+        r"^(\S+\.py) +(\d+) +(\d+) +\d+%[ \t]*(.*)$", own.stdout, re.M)}
+    assert rows, own.stdout + own.stderr
+    assert rows == {f.file: (f.lines, f.lines - f.covered, ranges_text(f.uncovered))
+                    for f in report.coverage.files}
+
+
+async def test_python_without_coverage_py_says_what_to_install(fresh: Sandbox) -> None:
+    root = await copy_fixture(fresh, "python")
+    # The system's python3 has neither coverage.py nor pytest-cov.
+    bare = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+    probe = await fresh.exec(["python3", "-c", "import coverage"], env=bare, cwd=root)
+    assert probe.exit_code != 0, "this machine's system python3 has coverage.py"
+    with pytest.raises(CoverageToolMissingError) as caught:
+        await run_tests(fresh, coverage=True, env=bare)
+    assert caught.value.binary == "coverage"
+    assert str(caught.value) == (
+        "run_tests: coverage=True needs coverage, which the sandbox does not have; install "
+        "coverage.py where the tests run (`.venv/bin/pip install coverage` in the project, or "
+        "pip install coverage), or run without coverage"
+    )
+
+
+async def test_the_agent_tool_takes_coverage(projects: Projects) -> None:
+    sandbox = await projects.get("go")
+    async with Toolbox(sandbox) as box:
+        result = await box.call("run_tests", {"coverage": True})
+        plain = await box.call("run_tests", {})
+    lines = result.text.splitlines()
+    assert lines[-2:] == [
+        "coverage (go-cover): 56.2% of lines (9/16)",
+        "  calc/calc.go: 46.1% (6/13), not run: 20-23, 26-28",
+    ]
+    assert isinstance(result, VerifyResult) and isinstance(plain, VerifyResult)
+    assert isinstance(result.report, TestReport) and isinstance(plain.report, TestReport)
+    expected.assert_coverage("go", result.report)
+    assert plain.report.coverage is None

@@ -175,6 +175,12 @@ COVERAGE: dict[str, dict[str, tuple[int, int, list[tuple[int, int]]]]] = {
     "go": {"calc/calc.go": (13, 6, [(20, 23), (26, 28)]), "strs/strs.go": (3, 3, [])},
     # The package that does not build has no profile; the others still do.
     "go+go-broken": {"calc/calc.go": (13, 6, [(20, 23), (26, 28)]), "strs/strs.go": (3, 3, [])},
+    # c8 (V8's coverage) counts every line of a loaded file: isZero, 25-28, never runs.
+    "node": {"src/math.js": (30, 26, [(25, 28)])},
+    # jest (istanbul) counts statements: half's if, throw and return (14, 15, 17).
+    "node-jest": {"src/math.js": (7, 4, [(14, 15), (17, 17)])},
+    # vitest's V8 provider counts the lines of code: half, 12-16, never runs.
+    "node-vitest": {"src/math.js": (14, 9, [(12, 16)])},
     "python": {
         "src/pyfix/__init__.py": (0, 0, []),
         "src/pyfix/calc.py": (9, 7, [(14, 14), (18, 18)]),

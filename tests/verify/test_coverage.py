@@ -5,6 +5,7 @@ project without a coverage tool."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,6 +15,7 @@ from sandlot.errors import CoverageToolMissingError
 from sandlot.tools import Toolbox, VerifyResult
 from sandlot.verify import TestReport, run_tests
 from sandlot.verify.cli import ranges_text
+from sandlot.verify.parsers.paths import relative
 from tests.verify import expected
 from tests.verify.conftest import Projects
 from tests.verify.support import copy_fixture
@@ -21,7 +23,7 @@ from tests.verify.support import copy_fixture
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize("fixture", ["go", "python"])
+@pytest.mark.parametrize("fixture", ["go", "python", "node", "node-jest", "node-vitest"])
 async def test_line_coverage_is_exact(projects: Projects, fixture: str) -> None:
     sandbox = await projects.get(fixture)
     report = await run_tests(sandbox, coverage=True)
@@ -66,6 +68,54 @@ async def test_python_agrees_with_coverage_report(projects: Projects) -> None:
     assert rows, own.stdout + own.stderr
     assert rows == {f.file: (f.lines, f.lines - f.covered, ranges_text(f.uncovered))
                     for f in report.coverage.files}
+
+
+#: Each Node runner's own summary of the same tests (istanbul's json-summary), written to /tmp.
+OWN_SUMMARY = {
+    "node": "c8 --reporter=json-summary --report-dir=/tmp/own --temp-directory=/tmp/own/raw "
+            "npm test",
+    "node-jest": "jest --coverage --coverageReporters=json-summary --coverageDirectory=/tmp/own",
+    "node-vitest": "vitest run --coverage.enabled=true --coverage.reporter=json-summary "
+                   "--coverage.reportOnFailure=true --coverage.reportsDirectory=/tmp/own",
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(OWN_SUMMARY))
+async def test_node_agrees_with_the_runners_summary(projects: Projects, fixture: str) -> None:
+    sandbox = await projects.get(fixture)
+    report = await run_tests(sandbox, coverage=True)
+    assert report.coverage is not None
+    own = await sandbox.exec(
+        f"rm -rf /tmp/own; PATH=$PWD/node_modules/.bin:$PATH {OWN_SUMMARY[fixture]} "
+        ">/dev/null 2>&1; cat /tmp/own/coverage-summary.json; rm -rf /tmp/own",
+        cwd=sandbox.worktree)
+    summary = json.loads(own.stdout)
+    theirs = {relative(name, sandbox.worktree): (row["lines"]["total"], row["lines"]["covered"])
+              for name, row in summary.items() if name != "total"}
+    assert theirs == {f.file: (f.lines, f.covered) for f in report.coverage.files}
+    total = summary["total"]["lines"]
+    assert (total["total"], total["covered"]) == (report.coverage.lines, report.coverage.covered)
+
+
+async def test_node_without_c8_says_what_to_install(projects: Projects) -> None:
+    # The Node half of the polyglot fixture runs node --test and has no c8 (nor has the PATH).
+    sandbox = await projects.get("polyglot")
+    with pytest.raises(CoverageToolMissingError) as caught:
+        await run_tests(sandbox, language="node", coverage=True)
+    assert caught.value.binary == "c8"
+    assert str(caught.value).startswith("run_tests: coverage=True needs c8, which the sandbox "
+                                        "does not have (PATH: ")
+    assert str(caught.value).endswith("); install c8 in the project (npm install -D c8) or in "
+                                      "the sandbox (npm install -g c8), or run without coverage")
+
+
+async def test_vitest_without_a_coverage_provider(fresh: Sandbox) -> None:
+    root = await copy_fixture(fresh, "node-vitest")
+    await fresh.exec(["rm", "-rf", "node_modules/@vitest/coverage-v8"], cwd=root, check=True)
+    with pytest.raises(CoverageToolMissingError) as caught:
+        await run_tests(fresh, coverage=True)
+    assert caught.value.binary == "@vitest/coverage-v8"
+    assert "npm install -D @vitest/coverage-v8 (the version of its vitest)" in str(caught.value)
 
 
 async def test_python_without_coverage_py_says_what_to_install(fresh: Sandbox) -> None:

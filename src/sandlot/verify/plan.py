@@ -44,6 +44,9 @@ class ToolPlan(BaseModel):
     epilogue: list[str] = Field(default_factory=list)
     """Shell statements run after the tool whatever its exit code, before the reports are
     read (`coverage json` after `coverage run`); the run's exit code stays the tool's."""
+    scratch: list[str] = Field(default_factory=list)
+    """Paths the run makes for itself (a coverage tool's directories), removed after the
+    reports were read."""
     path_prefix: list[str] = Field(default_factory=list)
     """Directories put in front of PATH (the project's own node_modules/.bin or .venv/bin)."""
     prelude: list[str] = Field(default_factory=list)

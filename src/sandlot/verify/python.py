@@ -81,17 +81,17 @@ class PythonDetector(Detector):
         plan = self._pytest(ws, [])
         report = report_path("json")
         # The data file goes to /tmp, not the workspace (coverage.py's default: ./.coverage).
-        data = quote(report_path("coverage"))
+        data = report_path("coverage")
         return plan.model_copy(update={
             "argv": ["python3", "-m", "coverage", "run", "-m", *plan.argv[2:]],
-            "prelude": [*plan.prelude, f"COVERAGE_FILE={data}; export COVERAGE_FILE"],
+            "prelude": [*plan.prelude, f"COVERAGE_FILE={quote(data)}; export COVERAGE_FILE"],
             "coverage_file": report,
             "coverage_tool": "coverage",
             "coverage_install": "install coverage.py where the tests run (`.venv/bin/pip install "
                                 "coverage` in the project, or pip install coverage)",
             # -q: no "Wrote JSON report"; its failure (no data: nothing ran) shows on stderr.
-            "epilogue": [f"python3 -m coverage json -q -o {quote(report)} >&2",
-                         f"rm -f -- {data}"],
+            "epilogue": [f"python3 -m coverage json -q -o {quote(report)} >&2"],
+            "scratch": [data],
         })
 
     def parse_coverage(self, run: ToolRun) -> Coverage:

@@ -78,6 +78,8 @@ def shell_line(plan: ToolPlan, token: str) -> str:
                 f"if [ -f {where} ]; then printf '\\n%s\\n' {quote(mark + token)}; "
                 f"cat -- {where}; rm -f -- {where}; fi"
             )
+    if plan.scratch:
+        parts.append("rm -rf -- " + " ".join(quote(p) for p in plan.scratch))
     parts.append('exit "$rc"')
     return "; ".join(parts)
 

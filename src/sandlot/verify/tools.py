@@ -221,9 +221,17 @@ def _composite_report(detector: Detector, run: ToolRun, caller: str) -> TestRepo
                     message=f"exit {step.exit_code}: {text.splitlines()[-1] if text else ''}",
                     output=excerpt(text),
                 ))
+    coverage: Coverage | None = None
+    if run.plan.coverage_file is not None:
+        # Each step's report holds every step before it too (see NodeDetector.coverage_plan):
+        # the last one written is the run's.
+        last = [s for s in run.steps if s.ran and s.coverage is not None][-1:]
+        coverage, more = _coverage(detector, last[0] if last else run, caller)
+        notes += more
     return TestReport(
         language=run.plan.language, runner=run.plan.runner or "unknown", passed=passed,
-        failed=failed, skipped=skipped, failures=failures, notes=notes, **_raw(run),
+        failed=failed, skipped=skipped, failures=failures, notes=notes, coverage=coverage,
+        **_raw(run),
     )
 
 

@@ -6,7 +6,7 @@ built (command, root, report file, exit-code rules) plus the raw stdout, stderr,
 report-file content. The parser tests replay these, so they never rely on hand-typed output.
 Re-record after a tool upgrade changes a format:
 
-    bash scripts/setup.d/40-verify-tools.sh
+    bash scripts/setup.d/40-verify-tools.sh scripts/setup.d/41-cargo-tarpaulin.sh
     .venv/bin/python scripts/record-verify-fixtures.py [CASE ...]
 """
 
@@ -52,6 +52,8 @@ CASES = [
     Case("go", ("tests",), overlays=("go-panic",)),
     Case("go", ("lint",), overlays=("go-many-findings",)),
     Case("rust", ("tests", "lint", "typecheck", "rerun")),
+    Case("rust", ("coverage",), overlays=("rust-uncovered",)),
+    Case("rust", ("coverage",), overlays=("rust-broken",)),
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
     Case("rust", ("tests", "rerun"), overlays=("rust-dupnames",)),
     Case("rust", ("lint", "typecheck"), overlays=("rust-nightly-bench",)),

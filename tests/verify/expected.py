@@ -175,6 +175,10 @@ COVERAGE: dict[str, dict[str, tuple[int, int, list[tuple[int, int]]]]] = {
     "go": {"calc/calc.go": (13, 6, [(20, 23), (26, 28)]), "strs/strs.go": (3, 3, [])},
     # The package that does not build has no profile; the others still do.
     "go+go-broken": {"calc/calc.go": (13, 6, [(20, 23), (26, 28)]), "strs/strs.go": (3, 3, [])},
+    # tarpaulin traces the lines it can place a breakpoint on; the library is run whole by
+    # its tests, the overlay's binary (half and main) never.
+    "rust+rust-uncovered": {"src/bin/half.rs": (6, 0, [(4, 6), (8, 8), (11, 12)]),
+                            "src/lib.rs": (7, 7, [])},
     # c8 (V8's coverage) counts every line of a loaded file: isZero, 25-28, never runs.
     "node": {"src/math.js": (30, 26, [(25, 28)])},
     # jest (istanbul) counts statements: half's if, throw and return (14, 15, 17).

@@ -10,15 +10,17 @@ import re
 
 import pytest
 
+import sandlot
 from sandlot import Sandbox
-from sandlot.errors import CoverageToolMissingError
+from sandlot.errors import CoverageToolMissingError, VerifyToolFailedError
 from sandlot.tools import Toolbox, VerifyResult
 from sandlot.verify import TestReport, run_tests
 from sandlot.verify.cli import ranges_text
 from sandlot.verify.parsers.paths import relative
+from tests.helpers import require
 from tests.verify import expected
 from tests.verify.conftest import Projects
-from tests.verify.support import copy_fixture
+from tests.verify.support import TOOLS, copy_fixture, path_without
 
 pytestmark = pytest.mark.anyio
 
@@ -116,6 +118,46 @@ async def test_vitest_without_a_coverage_provider(fresh: Sandbox) -> None:
         await run_tests(fresh, coverage=True)
     assert caught.value.binary == "@vitest/coverage-v8"
     assert "npm install -D @vitest/coverage-v8 (the version of its vitest)" in str(caught.value)
+
+
+def _tarpaulin() -> None:
+    require((TOOLS / "bin" / "cargo-tarpaulin").exists(),
+            "cargo-tarpaulin missing: run scripts/setup.d/41-cargo-tarpaulin.sh")
+
+
+async def test_rust_agrees_with_tarpaulins_own_summary(
+    fresh: Sandbox, verify_provider: sandlot.IsolatedSandboxProvider
+) -> None:
+    _tarpaulin()
+    await copy_fixture(fresh, "rust", "rust-uncovered")
+    refused = await fresh.exec("setarch x86_64 -R true")
+    if refused.exit_code != 0:
+        assert not isinstance(verify_provider, sandlot.LocalProvider), refused.stderr
+        # A Docker container's default seccomp profile: tarpaulin's ptrace engine cannot run,
+        # and says so instead of reporting no tests.
+        assert "Operation not permitted" in refused.stderr
+        with pytest.raises(VerifyToolFailedError, match=r"could not trace the tests.*seccomp"):
+            await run_tests(fresh, coverage=True)
+        return
+    report = await run_tests(fresh, coverage=True)
+    expected.assert_coverage("rust+rust-uncovered", report)
+    expected.assert_tests("rust", report)
+    assert report.coverage is not None and report.coverage.tool == "tarpaulin"
+    # tarpaulin's own table, printed by the same run: `|| src/lib.rs: 7/7`.
+    own = dict(re.findall(r"^\|\| (\S+): (\d+/\d+)", report.stdout, re.M))
+    assert own == {f.file: f"{f.covered}/{f.lines}" for f in report.coverage.files}
+    left = await fresh.exec("ls -A", cwd=fresh.worktree)
+    assert sorted(left.stdout.split()) == ["Cargo.lock", "Cargo.toml", "src", "tests"]
+
+
+async def test_rust_without_tarpaulin_says_what_to_install(fresh: Sandbox) -> None:
+    await copy_fixture(fresh, "rust")
+    with pytest.raises(CoverageToolMissingError) as caught:
+        await run_tests(fresh, coverage=True, env={"PATH": path_without("cargo-tarpaulin")})
+    assert caught.value.binary == "cargo-tarpaulin"
+    assert str(caught.value).endswith(
+        "; install it in the sandbox: cargo install cargo-tarpaulin --locked "
+        "(scripts/setup.d/41-cargo-tarpaulin.sh), or run without coverage")
 
 
 async def test_python_without_coverage_py_says_what_to_install(fresh: Sandbox) -> None:

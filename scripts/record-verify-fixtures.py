@@ -63,7 +63,7 @@ CASES = [
     Case("node", ("lint",), overlays=("node-badconfig",)),
     Case("node-jest", ("tests", "rerun", "coverage")),
     Case("node-vitest", ("tests", "rerun", "coverage")),
-    Case("node-composite", ("tests", "rerun")),
+    Case("node-composite", ("tests", "rerun", "coverage")),
     Case("polyglot", ("tests",), language="go", suffix="go"),
     Case("polyglot", ("tests",), language="node", suffix="node"),
     # The rerun shapes of issue 35, on real projects of the corpus.

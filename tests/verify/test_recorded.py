@@ -136,7 +136,8 @@ def test_every_recording_is_used() -> None:
     used |= {f"{c}-rerun" for c in expected.RERUN_COUNTS}
     used |= {f"{c}-lint" for c in expected.LINT}
     used |= {f"{c}-typecheck" for c in expected.TYPECHECK}
-    used |= {f"{c}-coverage" for c in expected.COVERAGE} | {"rust+rust-broken-coverage"}
+    used |= {f"{c}-coverage" for c in expected.COVERAGE} | {
+        "rust+rust-broken-coverage", "node-composite-coverage"}
     used |= {"python+python-badconfig-lint", "node+node-badconfig-lint",
              "go+go-many-findings-lint", "rust+rust-nightly-bench-lint",
              "rust+rust-nightly-bench-typecheck"}
@@ -309,3 +310,17 @@ def test_rust_coverage_that_does_not_build() -> None:
     expected.assert_tests("rust+rust-broken", report)
     assert report.coverage is None and report.notes[0].startswith("coverage: no report")
     assert [f.message for f in report.failures] == ["E0308: mismatched types"]
+
+
+def test_composite_coverage_is_the_last_steps_report() -> None:
+    # Every step ran under c8 with one raw directory: the last report written holds them all.
+    run = load("node-composite-coverage")
+    assert all(step.plan.argv[0] == "c8" for step in run.steps)
+    assert [step.plan.argv[4] for step in run.steps] == [
+        "--clean=true", "--clean=false", "--clean=false", "--clean=false"]
+    report = replay_tests("node-composite-coverage")
+    expected.assert_tests("node-composite", report)
+    assert report.coverage is not None and report.coverage.tool == "c8"
+    last = DETECTORS["node"].parse_coverage(run.steps[-1])
+    assert report.coverage == last
+    assert [f.file for f in report.coverage.files] == ["src/math.js"]

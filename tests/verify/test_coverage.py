@@ -9,10 +9,12 @@ import json
 import re
 
 import pytest
+from mcp import Client
 
 import sandlot
 from sandlot import Sandbox
 from sandlot.errors import CoverageToolMissingError, VerifyToolFailedError
+from sandlot.mcp_server import build_server
 from sandlot.tools import Toolbox, VerifyResult
 from sandlot.verify import TestReport, run_tests
 from sandlot.verify.cli import ranges_text
@@ -190,3 +192,17 @@ async def test_the_agent_tool_takes_coverage(projects: Projects) -> None:
     assert isinstance(result.report, TestReport) and isinstance(plain.report, TestReport)
     expected.assert_coverage("go", result.report)
     assert plain.report.coverage is None
+
+
+async def test_the_mcp_tool_takes_coverage(projects: Projects) -> None:
+    sandbox = await projects.get("python")
+    async with Toolbox(sandbox) as box, Client(build_server(box)) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert listed["run_tests"].input_schema["properties"]["coverage"]["type"] == "boolean"
+        result = await client.call_tool("run_tests", {"coverage": True})
+    assert not result.is_error
+    assert result.structured_content is not None
+    coverage = result.structured_content["report"]["coverage"]
+    assert coverage["tool"] == "coverage.py"
+    assert {f["file"]: (f["lines"], f["covered"], [tuple(r) for r in f["uncovered"]])
+            for f in coverage["files"]} == expected.COVERAGE["python"]

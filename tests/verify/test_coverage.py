@@ -113,11 +113,16 @@ async def test_node_without_c8_says_what_to_install(projects: Projects) -> None:
                                       "the sandbox (npm install -g c8), or run without coverage")
 
 
-async def test_vitest_without_a_coverage_provider(fresh: Sandbox) -> None:
-    root = await copy_fixture(fresh, "node-vitest")
-    await fresh.exec(["rm", "-rf", "node_modules/@vitest/coverage-v8"], cwd=root, check=True)
-    with pytest.raises(CoverageToolMissingError) as caught:
-        await run_tests(fresh, coverage=True)
+async def test_vitest_without_a_coverage_provider(projects: Projects) -> None:
+    sandbox = await projects.get("node-vitest")
+    # The provider moved away for this test only (a fresh copy of node_modules costs seconds).
+    provider, away = "node_modules/@vitest/coverage-v8", "/tmp/coverage-v8-away"
+    await sandbox.exec(["mv", provider, away], cwd=sandbox.worktree, check=True)
+    try:
+        with pytest.raises(CoverageToolMissingError) as caught:
+            await run_tests(sandbox, coverage=True)
+    finally:
+        await sandbox.exec(["mv", away, provider], cwd=sandbox.worktree, check=True)
     assert caught.value.binary == "@vitest/coverage-v8"
     assert "npm install -D @vitest/coverage-v8 (the version of its vitest)" in str(caught.value)
 

@@ -7,12 +7,14 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar
 
+from .coverage import Coverage, summarize
 from .detector import Detector, Workspace
 from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import formatters, golangci, gotest, govet
+from .parsers import formatters, gocover, golangci, gotest, govet
 from .parsers.paths import relative
 from .plan import ToolPlan, ToolRun
+from .runner import report_path
 
 _MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
 
@@ -68,6 +70,19 @@ class GoDetector(Detector):
             finding_codes=[1],
             context={"module": await self._module(ws)},
         )
+
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        plan = await self.test_plan(ws)
+        profile = report_path("out")
+        # go test writes the profile even when tests fail (each package's blocks, merged).
+        return plan.model_copy(update={
+            "argv": [*plan.argv[:-1], f"-coverprofile={profile}", plan.argv[-1]],
+            "coverage_file": profile, "coverage_tool": "go",
+        })
+
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        module = run.plan.context.get("module", "")
+        return summarize("go-cover", gocover.parse(run.coverage or "", module=module))
 
     async def lint_plan(self, ws: Workspace) -> ToolPlan:
         return ToolPlan(

@@ -279,6 +279,12 @@ class Plan:
         work: int = sum(len(line) ** self.power for line in text.split("\n"))
         return work * self.factor
 
+    def searched(self, name: str, fd: int, context: int) -> list[dict[str, Any]] | None:
+        try:
+            return self.events(name, fd, context)
+        except (OSError, MemoryError):
+            return None  # rg reads it, and says what it says about it
+
     def events(self, name: str, fd: int, context: int) -> list[dict[str, Any]] | None:
         """rg's events for one file, or None when rg must search it."""
         size = os.fstat(fd).st_size
@@ -352,7 +358,7 @@ class Plan:
         """Write rg's events for the open files ENTRIES (name, fd) in their order; the files
         this code does not search are given to RG (one run) and its events put in place."""
         started = time.monotonic()
-        mine = [self.events(name, fd, context) for name, fd in entries]
+        mine = [self.searched(name, fd, context) for name, fd in entries]
         rest = [entries[i] for i, events in enumerate(mine) if events is None]
         if len(rest) == len(entries):
             for event in rg(entries):  # all rg's: its own output, summary and all
@@ -401,6 +407,7 @@ def _compact(event: dict[str, Any], fd: int) -> int:
 
 
 _PLANS: dict[tuple[str, bool], tuple[str, bool, int, int] | None] = {}
+_UNSEEN = ("", False, 0, 0)
 
 
 def plan(pattern: str, icase: bool) -> Plan | None:
@@ -409,12 +416,13 @@ def plan(pattern: str, icase: bool) -> Plan | None:
     if os.environ.get("SANDLOT_GREP_PROCESS") == "1":  # tests: the rg route, always
         return None
     key = (pattern, icase)
-    if key not in _PLANS:
+    # Requests run in threads: one lookup, never a check then a get that a clear can split.
+    found = _PLANS.get(key, _UNSEEN)
+    if found is _UNSEEN:
         if len(_PLANS) > 256:
             _PLANS.clear()
-        _PLANS[key] = _translate(pattern, icase)
-    found = _PLANS[key]
-    if found is None:
+        found = _PLANS[key] = _translate(pattern, icase)
+    if found is None or found is _UNSEEN:
         return None
     text, ascii_only, unbounded, optional = found
     return Plan(re.compile(text, re.M | re.ASCII if ascii_only else re.M), ascii_only,

@@ -19,8 +19,9 @@ HOLDER = "setsid sh -c 'echo $$ > {pid}; exec sleep 600' & sleep 100"
 
 # The kill has usually ended the holder already (it carries the run mark), and its pid may be
 # another process's by now: only a process that is still `sleep 600` is ended.
-END_HOLDER = """p=$(cat "$1" 2>/dev/null) && [ "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)" = 'sleep 600 ' ] &&
-kill -9 "$p"; rm -f "$1"
+END_HOLDER = """p=$(cat "$1" 2>/dev/null) &&
+[ "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)" = 'sleep 600 ' ] && kill -9 "$p"
+rm -f "$1"
 """
 
 

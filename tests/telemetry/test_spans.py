@@ -185,6 +185,9 @@ async def test_metrics(recorded: Recorded, tmp_path: Path) -> None:
     after = _points(recorded)
     durations = during["sandlot.exec.duration"]
     assert sum(p.count for p in durations) >= 2
+    # Few-valued attributes only: a series per command length would grow without bound.
+    assert {tuple(sorted(p.attributes)) for p in durations} == {
+        ("process.executable.name", "sandlot.sandbox.provider")}
     active = {tuple(p.attributes.items()): p.value for p in during["sandlot.sandboxes.active"]}
     assert active[(("sandlot.sandbox.provider", "local"),)] >= 1
     copied = sum(p.value for p in during["sandlot.copy.bytes"])

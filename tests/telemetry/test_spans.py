@@ -104,6 +104,9 @@ async def test_tool_calls_over_mcp_nest(recorded: Recorded) -> None:
     assert any(parent_of(s, spans) is tool for s in command)
     missing = by_name(spans, "tools/call read")[0]
     assert (missing.attributes or {})["error.type"]
+    # The tool's own span: error.type only when it failed (OpenTelemetry's conventions).
+    read = by_name(spans, "execute_tool read")[0].attributes or {}
+    assert read["error.type"] == "ToolError" and "error.type" not in (tool.attributes or {})
     assert_no_leak(spans)
 
 

@@ -4,6 +4,7 @@ bounded, can be given up with a second signal, and never loses commits to a take
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -132,3 +133,21 @@ async def test_a_second_sigterm_gives_the_bring_back_up(tmp_path: Path) -> None:
     err = _ends_within(proc, 60)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "giving up bringing the commits back" in err and "closing sandbox" in err, err
+
+
+def test_the_refusal_answers_whatever_request_the_client_opens_with(tmp_path: Path) -> None:
+    # A 2026-protocol client opens with server/discover and waits 10 s for its answer before
+    # it tries initialize: the refusal must answer that first request, not sit it out.
+    repo = _repo(tmp_path / "svc")
+    _git(repo, "branch", "sandlot/agent-1")
+    proc = start("--repo", str(repo), "--branch", "sandlot/agent-1")
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write('{"jsonrpc": "2.0", "method": "notifications/hello"}\n'
+                     '{"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}}\n')
+    proc.stdin.flush()
+    try:
+        answer = json.loads(proc.stdout.readline())
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    assert answer["id"] == 7 and "already exists" in answer["error"]["message"], answer

@@ -151,6 +151,7 @@ class Session:
         self._stderr = bytearray()
         self._watch: asyncio.Future[None] | None = None
         self._generation = 0
+        self._ending: set[asyncio.Future[None]] = set()  # helpers being ended (see _broken)
 
     # ---- calls ------------------------------------------------------------------------------
 
@@ -328,11 +329,17 @@ class Session:
         self.engine.untrack(running)
 
     async def _broken(self, why: str) -> None:
-        """The helper cannot be trusted or used any more: end it, fail its calls."""
+        """The helper cannot be trusted or used any more: fail its calls and end it.
+
+        The end runs as a task of its own. The caller is most often the helper's own output
+        pump (a bad frame was just read), and a kill waits for that output to end: awaited
+        here, it waited for itself for the whole drain bound, on every bad frame."""
         running = self._running
         self._lost(f"the session helper {why}; it was ended")
-        with anyio.CancelScope(shield=True):
-            await self._end(running)
+        if running is not None:
+            ending = asyncio.ensure_future(self._end(running))
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
 
     async def _check_alive(self) -> None:
         if self._up and anyio.current_time() - self._heard > WEDGE_SECONDS:
@@ -345,6 +352,8 @@ class Session:
         running = self._running
         self._lost("the session was closed", quiet=True)
         await self._end(running)
+        if self._ending:
+            await asyncio.gather(*self._ending, return_exceptions=True)
 
     # ---- frames -----------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ stdout is the protocol's channel.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
 import sys
@@ -224,8 +223,11 @@ async def _fresh_branch(repo: Path, branch: str) -> str:
 
 
 def _refuse_initialize(message: str, wait: float = 30.0) -> None:
-    """Answer the client's `initialize` request (read from stdin within `wait` seconds) with
-    a JSON-RPC error carrying `message`, so the client shows why the server cannot start."""
+    """Answer the client's opening requests (read from stdin within `wait` seconds) with a
+    JSON-RPC error carrying `message`, so the client shows why the server cannot start.
+
+    Every request is answered, not only `initialize`: a client of the 2026 protocol opens with
+    `server/discover` and waits 10 s for its answer before it falls back to `initialize`."""
     import json
     import select
     import time
@@ -249,12 +251,16 @@ def _refuse_initialize(message: str, wait: float = 30.0) -> None:
                 request = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(request, dict) and request.get("method") == "initialize" \
-                    and "id" in request:
-                answer = {"jsonrpc": "2.0", "id": request["id"],
-                          "error": {"code": -32603, "message": f"sandlot mcp: {message}"}}
-                with contextlib.suppress(OSError):
-                    os.write(1, json.dumps(answer).encode() + b"\n")
+            if not isinstance(request, dict) or "id" not in request \
+                    or not isinstance(request.get("method"), str):
+                continue  # a notification or a reply: nothing to answer
+            answer = {"jsonrpc": "2.0", "id": request["id"],
+                      "error": {"code": -32603, "message": f"sandlot mcp: {message}"}}
+            try:
+                os.write(1, json.dumps(answer).encode() + b"\n")
+            except OSError:
+                return
+            if request["method"] == "initialize":
                 return
 
 

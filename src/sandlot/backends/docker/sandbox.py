@@ -216,7 +216,9 @@ class DockerCommand(RunningCommand):
             # others (four relays whose host readers stalled: kills took 1, 7, 30 and 30 s,
             # each freed as another client ended). The client is ended below either way.
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._sandbox.kill_group(self.pid), DRAIN_AFTER_KILL)
+                await asyncio.wait_for(
+                    self._sandbox.kill_group(self.pid, self._spec.env.get(_run_marks.RUN_ENV)),
+                    DRAIN_AFTER_KILL)
 
     async def kill(self) -> None:
         self._killed = True
@@ -365,11 +367,19 @@ class DockerSandbox(Sandbox):
 
         await copy_out(self, source, host)
 
-    async def kill_group(self, pid: int) -> None:
-        """SIGKILL the process group `pid` inside the container (as root: sudo'd commands too)."""
+    async def kill_group(self, pid: int, mark: str | None = None) -> None:
+        """SIGKILL the process group `pid` inside the container (as root: sudo'd commands too),
+        then, in the same exec, every process holding `mark`.
+
+        One exec, not two: once the group is dead the engine holds the container's next exec
+        for as long as a process that left the group keeps the command's output open (4 s
+        measured with a `setsid` child), so the sweep that ends that process must already be
+        running by then."""
+        sweep = _run_marks.sweep_argv(mark) if mark is not None else []
         await self.cli.run(
-            "exec", "-u", "0", self.container_id, "sh", "-c", 'kill -KILL -"$1"', "sh", str(pid),
-            timeout=30,
+            "exec", "-u", "0", self.container_id,
+            "sh", "-c", 'kill -KILL -"$1"; shift; [ "$#" -eq 0 ] || exec "$@"', "sh", str(pid),
+            *sweep, timeout=30,
         )  # fmt: skip
 
     async def _sweep(self, mark: str) -> None:

@@ -40,6 +40,7 @@ SUITES: dict[str, str] = {
     "openai_agents": "bench.openai_agents_bench",
     "feedback": "bench.feedback_bench",
     "observability": "bench.observability_bench",
+    "file_tools": "bench.file_tools_bench",
 }
 
 RESULTS = Path(__file__).parent / "results"

@@ -7,10 +7,12 @@ start-up, and an exec over its SSH agent close to a local subprocess.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import sandlot
@@ -100,12 +102,32 @@ async def run(quick: bool = False) -> list[Measurement]:
                 if proxy.returncode is None:
                     proxy.kill()
                 await proxy.wait()
-            deployment.add_template("bench-tools", agents=[AgentSpec("main", directory="p")])
-            provider = sandlot.coder(template="bench-tools", on_close="delete",
-                                     coder_binary=str(exe), coder_url=deployment.url,
-                                     session_token=deployment.token)
-            async with provider.session() as sandbox:
+            async with _tools_sandbox(deployment, exe) as sandbox:
                 rows += await file_tools_bench.run_on("fake-coder", sandbox, quick=quick)
         finally:
             deployment.shutdown()
     return rows
+
+
+@contextlib.asynccontextmanager
+async def _tools_sandbox(deployment: FakeCoderDeployment,
+                         exe: Path) -> AsyncIterator[sandlot.Sandbox]:
+    deployment.add_template("bench-tools", agents=[AgentSpec("main", directory="p")])
+    provider = sandlot.coder(template="bench-tools", on_close="delete",
+                             coder_binary=str(exe), coder_url=deployment.url,
+                             session_token=deployment.token)
+    async with provider.session() as sandbox:
+        yield sandbox
+
+
+@contextlib.asynccontextmanager
+async def tools_sandbox() -> AsyncIterator[sandlot.Sandbox]:
+    """A workspace of a fresh fake Coder deployment, for the file tool rows alone."""
+    with Scratch() as scratch:
+        deployment = FakeCoderDeployment(scratch / "coder")
+        try:
+            exe = deployment.install(scratch / "bin")
+            async with _tools_sandbox(deployment, exe) as sandbox:
+                yield sandbox
+        finally:
+            deployment.shutdown()

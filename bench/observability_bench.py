@@ -10,6 +10,8 @@ The output holds no secret: what is measured is the cost of looking.
 from __future__ import annotations
 
 import contextlib
+import functools
+import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
@@ -18,7 +20,7 @@ import sandlot
 from sandlot import Secret
 from sandlot.tools import Toolbox
 
-from .core import Measurement, interleaved
+from .core import Measurement
 from .measures import Scratch
 
 COMMAND = "for i in $(seq 200); do echo line $i of some ordinary build output; done"
@@ -28,9 +30,7 @@ COMMAND = "for i in $(seq 200); do echo line $i of some ordinary build output; d
 def telemetry_on(tracer_provider: Any, meter_provider: Any) -> Iterator[None]:
     """Configure the global providers for the block, then back to unconfigured (the API keeps
     them in module globals; a program would set them once, the bench flips them per call)."""
-    from opentelemetry import trace
-    from opentelemetry.metrics import _internal as metrics_internal
-
+    trace, metrics_internal = _globals()
     trace._TRACER_PROVIDER = tracer_provider
     metrics_internal._METER_PROVIDER = meter_provider
     try:
@@ -38,6 +38,16 @@ def telemetry_on(tracer_provider: Any, meter_provider: Any) -> Iterator[None]:
     finally:
         trace._TRACER_PROVIDER = None
         metrics_internal._METER_PROVIDER = None
+
+
+@functools.cache
+def _globals() -> tuple[Any, Any]:
+    """The API modules holding the global providers, imported once (not in every call's flip:
+    the bench's own work is not what it measures)."""
+    from opentelemetry import trace
+    from opentelemetry.metrics import _internal as metrics_internal
+
+    return trace, metrics_internal
 
 
 def _providers() -> tuple[Any, Any]:
@@ -58,15 +68,29 @@ def _providers() -> tuple[Any, Any]:
     return tracer, MeterProvider()
 
 
-async def _cpu(call: Callable[[], Awaitable[None]], rounds: int) -> float:
-    started = time.process_time()
-    for _ in range(rounds):
-        await call()
-    return (time.process_time() - started) / rounds
+async def _measure(subject: Callable[[], Awaitable[None]], baseline: Callable[[], Awaitable[None]],
+                   rounds: int, warmup: int = 5) -> tuple[float, float, float, float]:
+    """Median wall and median CPU seconds (this process's, its threads' included: the SDK's
+    batch processor) per call of subject and baseline, alternating call by call so drift and
+    the other load of a shared machine hit both alike (core.interleaved, with CPU time)."""
+    for _ in range(warmup):
+        await subject()
+        await baseline()
+    wall: dict[bool, list[float]] = {True: [], False: []}
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    for i in range(rounds):
+        for is_subject in ((True, False) if i % 2 == 0 else (False, True)):
+            call = subject if is_subject else baseline
+            started, used = time.perf_counter(), time.process_time()
+            await call()
+            cpu[is_subject].append(time.process_time() - used)
+            wall[is_subject].append(time.perf_counter() - started)
+    return (statistics.median(wall[True]), statistics.median(wall[False]),
+            statistics.median(cpu[True]), statistics.median(cpu[False]))
 
 
 async def run(quick: bool = False) -> list[Measurement]:
-    rounds = 20 if quick else 150
+    rounds = 20 if quick else 300
     tracer, meter = _providers()
     rows: list[Measurement] = []
     secrets = {f"TOKEN_{i}": Secret(f"s3cr3t-{i}-" + "x" * 32) for i in range(3)}
@@ -97,10 +121,9 @@ async def run(quick: bool = False) -> list[Measurement]:
 
             for what, subject, baseline in (("exec of 200 lines", exec_on, exec_off),
                                             ("toolbox read of 400 lines", read_on, read_off)):
-                s, b = await interleaved(subject, baseline, rounds=rounds, warmup=5)
                 # This process's CPU time per call too: on a loaded machine the wall clock
                 # magnifies any extra work by the run queue's length.
-                cpu_s, cpu_b = await _cpu(subject, rounds), await _cpu(baseline, rounds)
+                s, b, cpu_s, cpu_b = await _measure(subject, baseline, rounds)
                 rows.append(Measurement(
                     "observability", "local", f"{what}, 3 secrets scrubbed + OTel SDK",
                     f"{what}, neither", s, b, "s", target="<= 1.1x",

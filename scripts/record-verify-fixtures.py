@@ -6,7 +6,7 @@ built (command, root, report file, exit-code rules) plus the raw stdout, stderr,
 report-file content. The parser tests replay these, so they never rely on hand-typed output.
 Re-record after a tool upgrade changes a format:
 
-    bash scripts/setup.d/40-verify-tools.sh
+    bash scripts/setup.d/40-verify-tools.sh scripts/setup.d/41-cargo-tarpaulin.sh
     .venv/bin/python scripts/record-verify-fixtures.py [CASE ...]
 """
 
@@ -46,21 +46,24 @@ class Case:
 
 
 CASES = [
-    Case("go", ("tests", "lint", "typecheck", "rerun")),
+    Case("go", ("tests", "lint", "typecheck", "rerun", "coverage")),
+    Case("go", ("coverage",), overlays=("go-broken",)),
     Case("go", ("tests", "lint", "typecheck"), overlays=("go-broken",)),
     Case("go", ("tests",), overlays=("go-panic",)),
     Case("go", ("lint",), overlays=("go-many-findings",)),
     Case("rust", ("tests", "lint", "typecheck", "rerun")),
+    Case("rust", ("coverage",), overlays=("rust-uncovered",)),
+    Case("rust", ("coverage",), overlays=("rust-broken",)),
     Case("rust", ("tests", "typecheck"), overlays=("rust-broken",)),
     Case("rust", ("tests", "rerun"), overlays=("rust-dupnames",)),
     Case("rust", ("lint", "typecheck"), overlays=("rust-nightly-bench",)),
-    Case("python", ("tests", "lint", "typecheck", "rerun")),
+    Case("python", ("tests", "lint", "typecheck", "rerun", "coverage")),
     Case("python", ("lint",), overlays=("python-badconfig",)),
-    Case("node", ("tests", "lint", "typecheck", "rerun")),
+    Case("node", ("tests", "lint", "typecheck", "rerun", "coverage")),
     Case("node", ("lint",), overlays=("node-badconfig",)),
-    Case("node-jest", ("tests", "rerun")),
-    Case("node-vitest", ("tests", "rerun")),
-    Case("node-composite", ("tests", "rerun")),
+    Case("node-jest", ("tests", "rerun", "coverage")),
+    Case("node-vitest", ("tests", "rerun", "coverage")),
+    Case("node-composite", ("tests", "rerun", "coverage")),
     Case("polyglot", ("tests",), language="go", suffix="go"),
     Case("polyglot", ("tests",), language="node", suffix="node"),
     # The rerun shapes of issue 35, on real projects of the corpus.
@@ -87,6 +90,7 @@ async def record(case: Case, only: set[str]) -> None:
                 assert last is not None, "rerun needs a tests run first"
                 plan = await detector.rerun_plan(ws, build_test_report(detector, last))
             else:
+                # tests, lint, typecheck, coverage: the detector's plan of that name.
                 plan = await getattr(detector, f"{'test' if kind == 'tests' else kind}_plan")(ws)
             run = await execute(plan, sandbox)
             if kind == "tests":

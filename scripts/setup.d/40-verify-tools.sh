@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the verify tests need beyond the machine's go, cargo, node/npm and python3.11:
-#   - golangci-lint (built from the Go module proxy), ruff, mypy and pytest (a dedicated venv),
-#     all reachable from ONE directory, $SANDLOT_VERIFY_TOOLS/bin, which the tests put first on
-#     the sandboxes' PATH (the project's own .venv stays separate: its versions float);
+#   - golangci-lint (built from the Go module proxy), ruff, mypy, pytest and coverage.py (a
+#     dedicated venv), all reachable from ONE directory, $SANDLOT_VERIFY_TOOLS/bin, which the
+#     tests put first on the sandboxes' PATH (the project's own .venv stays separate: its versions float);
 #   - clippy and rustfmt (rustup components);
 #   - node_modules of the node fixtures (npm ci from their committed package-lock.json).
 # Idempotent: stamp files make a second run take well under a second.
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=${SANDLOT_VERIFY_TOOLS:-/opt/sandlot/verify-tools}
 golangci_version=v2.15.0
-py_tools="ruff==0.17.6 mypy==2.4.1 pytest==9.2.0"
+py_tools="ruff==0.17.6 mypy==2.4.1 pytest==9.2.0 coverage==7.17.4"
 mkdir -p "$tools/bin"
 
 if [ ! -x "$tools/bin/golangci-lint" ] || [ ! -f "$tools/.golangci-lint-$golangci_version" ]; then
@@ -32,9 +32,14 @@ if [ "$(cat "$tools/.python-tools" 2>/dev/null)" != "$want" ] || [ ! -x "$tools/
   "$tools/venv/bin/python" -m pip install -q --disable-pip-version-check $py_tools
   echo "$want" > "$tools/.python-tools"
 fi
-# python3 too: run_tests runs `python3 -m pytest`, so a project without its own .venv is tested
-# with the interpreter that has pytest. (Linked every run: cheap, and idempotent.)
-for bin in ruff mypy pytest python3; do ln -sfn "$tools/venv/bin/$bin" "$tools/bin/$bin"; done
+# (Linked every run: cheap, and idempotent.)
+for bin in ruff mypy pytest; do ln -sfn "$tools/venv/bin/$bin" "$tools/bin/$bin"; done
+# python3 too: run_tests runs `python3 -m pytest` (and `-m coverage`), so a project without its
+# own .venv is tested with the venv's interpreter. A script, not a link: a link to the venv's
+# python3 link ends at the base interpreter, which finds no pyvenv.cfg beside it (so no
+# coverage.py, and pytest only if the base happens to have it).
+printf '#!/bin/sh\nexec %s "$@"\n' "$tools/venv/bin/python3" > "$tools/bin/.python3.new"
+chmod 755 "$tools/bin/.python3.new" && mv -f "$tools/bin/.python3.new" "$tools/bin/python3"
 
 if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
   echo "verify-tools: adding rustup components clippy, rustfmt"

@@ -65,6 +65,7 @@ and `sandlot.__all__` together:
         UnknownScriptError  (also ConfigurationError)
         VerifyToolMissingError
           LinterNotInstalledError
+          CoverageToolMissingError
         VerifyToolFailedError  (also CommandError)
         NoTestRunError
       GitError
@@ -499,6 +500,11 @@ class VerifyToolMissingError(VerifyError):
 
 class LinterNotInstalledError(VerifyToolMissingError):
     """The linter `run_lint` needs is not installed in the sandbox."""
+
+
+class CoverageToolMissingError(VerifyToolMissingError):
+    """`run_tests(coverage=True)`: the project has no coverage tool the sandbox can run
+    (`binary` names it; the message says how to install it)."""
 
 
 class VerifyToolFailedError(VerifyError, CommandError):

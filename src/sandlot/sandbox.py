@@ -342,12 +342,16 @@ class Sandbox(ABC):
             started = time.monotonic()
             code, fired = await self._engine.run(spec, timeout=timeout, silence=silence)
             result = build_result(spec.display, code, fired, out, err, started)
-            telemetry.set_attributes(current, {"process.exit.code": code,
-                                               "sandlot.exec.timed_out": fired is not None})
+            ended: dict[str, str | int | bool] = {"process.exit.code": code,
+                                                  "sandlot.exec.timed_out": fired is not None}
             if fired is not None:
-                telemetry.set_attributes(current, {"error.type": "timeout"})
-            telemetry.record_exec(result.duration, {"sandlot.sandbox.provider": self.provider,
-                                                    **program})
+                ended["error.type"] = "timeout"
+            telemetry.set_attributes(current, ended)
+            # The metric's attributes are few-valued (a series per combination): not the
+            # command's length, which the span has.
+            telemetry.record_exec(result.duration, {
+                "sandlot.sandbox.provider": self.provider,
+                "process.executable.name": program["process.executable.name"]})
             return result.check() if check else result
 
     async def start(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
@@ -35,10 +35,11 @@ class _Api:
     """The OpenTelemetry API, imported once a program has imported it itself."""
 
     def __init__(self) -> None:
-        from opentelemetry import metrics, propagate, trace
+        from opentelemetry import context, metrics, propagate, trace
         from opentelemetry.metrics import NoOpMeterProvider
         from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, StatusCode
 
+        self.context = context
         self.trace = trace
         self.metrics = metrics
         self.propagate = propagate
@@ -104,29 +105,52 @@ def error_type(exc: BaseException) -> str:
     return type(exc).__qualname__
 
 
-@contextlib.contextmanager
-def span(name: str, attributes: Attributes | None = None) -> Iterator[Span | None]:
+def span(name: str, attributes: Attributes | None = None
+         ) -> contextlib.AbstractContextManager[Span | None]:
     """A span around the block (None when tracing is off). An exception sets `error.type` and
     the error status, and is not recorded (its message may quote a command's output)."""
     tracer = _tracer()
     if tracer is None:
-        yield None
-        return
-    assert _api is not None
-    with tracer.start_as_current_span(name, attributes=dict(attributes or {}),
-                                      record_exception=False,
-                                      set_status_on_exception=False) as current:
+        return _OFF
+    return _Current(tracer, name, attributes)
+
+
+#: What `span` gives while tracing is off (reusable: it holds nothing).
+_OFF: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+
+class _Current:
+    """A started span, current in the block. A class rather than the SDK's
+    `start_as_current_span`, which is two generator context managers deep: every tool call and
+    exec has one, and the layers were a fifth of its cost (bench/observability_bench.py)."""
+
+    __slots__ = ("_attributes", "_name", "_span", "_token", "_tracer")
+
+    def __init__(self, tracer: Any, name: str, attributes: Attributes | None) -> None:
+        self._tracer, self._name, self._attributes = tracer, name, attributes
+
+    def __enter__(self) -> Span:
+        assert _api is not None
+        started: Span = self._tracer.start_span(self._name, attributes=self._attributes)
+        self._span = started
+        self._token = _api.context.attach(_api.trace.set_span_in_context(started))
+        return started
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        assert _api is not None
         try:
-            yield current
-        except BaseException as exc:
-            current.set_attribute("error.type", error_type(exc))
-            current.set_status(_api.error)
-            raise
+            if exc is not None:
+                self._span.set_attribute("error.type", error_type(exc))
+                self._span.set_status(_api.error)
+        finally:
+            _api.context.detach(self._token)
+            self._span.end()
 
 
 def set_attributes(current: Span | None, attributes: Attributes) -> None:
     if current is not None:
-        current.set_attributes(dict(attributes))
+        current.set_attributes(attributes)
 
 
 def command_attributes(argv: Sequence[str], display: str) -> dict[str, str | int]:
@@ -178,7 +202,7 @@ def _meters() -> _Instruments | None:
 def record_exec(seconds: float, attributes: Attributes) -> None:
     meters = _meters()
     if meters is not None:
-        meters.exec_duration.record(seconds, dict(attributes))
+        meters.exec_duration.record(seconds, attributes)
 
 
 def sandbox_opened(provider: str) -> None:

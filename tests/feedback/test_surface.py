@@ -3,6 +3,7 @@ same feedback over MCP (structured and as text), and the tool schemas' `feedback
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from sandlot.mcp_server import build_server
 from sandlot.sandbox import RunningCommand, SpawnSpec
 from sandlot.tools import Toolbox
 from sandlot.workspaces import WorkspaceSet
+from tests.helpers import eventually
 from tests.verify.support import tool_env
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +91,53 @@ async def test_a_bad_budget_is_refused_before_anything_runs(local_sandbox: Sandb
                                                             budget: float) -> None:
     with pytest.raises(ToolError, match="feedback budget must be a number of seconds"):
         Toolbox(local_sandbox, feedback_budget=budget)
+
+
+async def test_the_checks_scratch_files_are_removed(local_sandbox: Sandbox) -> None:
+    # The script's `rm` runs in the background (off the edit's path): the files still go.
+    sandbox = local_sandbox
+    box = Toolbox(sandbox, WorkspaceSet({"w": sandbox.worktree}), feedback_budget=60)
+    scripts: list[str] = []
+    original = sandbox._spawn
+
+    async def keeping(spec: SpawnSpec) -> RunningCommand:
+        scripts.append(" ".join(spec.argv))
+        return await original(spec)
+
+    sandbox._spawn = keeping  # type: ignore[method-assign]
+    try:
+        result = await box.write("s.py", "import os\n")
+    finally:
+        del sandbox._spawn
+    assert result.feedback is not None and result.feedback.findings
+    prefixes = {m for s in scripts for m in re.findall(r"/tmp/sandlot-feedback-[0-9a-f]+", s)}
+    assert len(prefixes) == 1
+    prefix = prefixes.pop()
+
+    async def gone() -> bool:
+        found = await sandbox.exec(["sh", "-c", 'ls -d -- "$1".* 2>/dev/null | wc -l', "sh",
+                                    prefix])
+        return found.stdout.strip() == "0"
+
+    await eventually(gone, within=30, what="the scratch files' removal")
+
+
+async def test_go_vet_runs_inside_a_module_only(local_sandbox: Sandbox) -> None:
+    sandbox = local_sandbox
+    root = sandbox.worktree
+    code = "package sub\n\n// V is a value.\nconst V = 1\n"
+    await sandbox.exec(["mkdir", "-p", "mod/pkg/sub", "loose"], cwd=root, check=True)
+    box = Toolbox(sandbox, WorkspaceSet({"w": root}), feedback_budget=60)
+    await box.write("mod/go.mod", "module example.com/mod\n\ngo 1.21\n", feedback=False)
+
+    async def vet(path: str, box: Toolbox = box) -> str:
+        result = await box.write(path, code)
+        assert result.feedback is not None
+        return {c.name: c.status for c in result.feedback.checks}["go vet"]
+
+    # Two directories below the go.mod: found by the walk up, as `go env GOMOD` finds it.
+    assert await vet("mod/pkg/sub/v.go") == "clean"
+    assert await vet("loose/v.go") == "skipped"
+    off = Toolbox(sandbox, WorkspaceSet({"w": root}), env={"GO111MODULE": "off"},
+                  feedback_budget=60)
+    assert await vet("mod/pkg/sub/w.go", off) == "skipped"

@@ -118,3 +118,72 @@ def test_an_empty_scrubber_changes_nothing() -> None:
     assert not scrubber
     assert scrubber.text("x") == "x" and scrubber.stream().feed(b"y") == b"y"
     assert scrubber.value({"a": ["b"]}) == {"a": ["b"]}
+
+
+# ---- the fast paths (adr/0047): each skips work only where no form can be ------------------
+
+FAST_PATH_SECRETS = [
+    ("NL", "pa\nss-word"),  # a newline inside: a chunk ending in "\n" may still hold back
+    ("META", 'a+b/c"d\\e'),  # base64 with + and /, JSON and URL escapes
+    ("PLAIN", "s3cr3t-0-" + "x" * 32),
+]
+
+
+def _splits(data: bytes) -> list[list[bytes]]:
+    """`data` cut into 2 and 3 pieces at every pair of positions."""
+    out = [[data[:i], data[i:]] for i in range(len(data) + 1)]
+    out += [[data[:i], data[i:j], data[j:]] for i in range(0, len(data) + 1, 3)
+            for j in range(i, len(data) + 1)]
+    return out
+
+
+def test_every_cut_of_every_form_is_caught_by_the_stream() -> None:
+    scrubber = Scrubber(FAST_PATH_SECRETS)
+    for name, value in FAST_PATH_SECRETS:
+        for form in forms(value):
+            data = f"out\n{form}\n".encode()
+            whole = scrubber.data(data)
+            assert whole == f"out\n[secret:{name}]\n".encode(), form
+            for pieces in _splits(data):
+                stream = scrubber.stream()
+                assert b"".join(stream.feed(p) for p in pieces) + stream.flush() == whole
+
+
+def test_a_chunk_ending_in_a_newline_of_a_secret_is_held_back() -> None:
+    stream = Scrubber([("NL", "pa\nss-word")]).stream()
+    # "\n" is in the secret, but no form starts with it: nothing is held back.
+    assert stream.feed(b"done\n") == b"done\n"
+    assert stream.feed(b"x pa\n") == b"x "
+    assert stream.feed(b"ss-word!\n") == b"[secret:NL]!\n"
+
+
+def test_output_without_a_form_comes_back_as_the_same_object() -> None:
+    scrubber = Scrubber(FAST_PATH_SECRETS)
+    text = "".join(f"line {i} of a source file\n" for i in range(400))
+    data = text.encode()
+    assert scrubber.text(text) is text and scrubber.data(data) is data
+    assert scrubber.cut(data) == (data, len(data))
+    assert scrubber.text("s3") == "s3"  # shorter than every form
+
+
+def test_a_secret_inside_another_secrets_value_keeps_both_names() -> None:
+    # The pre-check looks for the shorter only; the longer must still win where it is whole.
+    scrubber = Scrubber([("A", "abcd1234"), ("B", "xxabcd1234yy")])
+    assert scrubber.text("1 xxabcd1234yy 2 abcd1234") == "1 [secret:B] 2 [secret:A]"
+    assert scrubber.data(b"xxabcd1234y") == b"xx[secret:A]y"
+
+
+def test_value_rebuilds_only_what_holds_a_secret() -> None:
+    from sandlot.tools.models import ReadResult
+
+    scrubber = Scrubber([("K", "supersecret")])
+    clean = ReadResult(tool="read", ok=True, text="nothing here", workspace="w", path="f",
+                       size=12, total_lines=1, start_line=1, end_line=1, more=False,
+                       cut_lines=0)
+    assert scrubber.value(clean) is clean
+    nested = {"a": [clean, ("x", b"y")], "b": 1}
+    assert scrubber.value(nested) is nested
+    leaked = clean.model_copy(update={"text": "token supersecret"})
+    out = scrubber.value({"a": [clean, leaked], "b": ("supersecret",)})
+    assert out["a"][0] is clean and out["a"][1].text == "token [secret:K]"
+    assert out["b"] == ("[secret:K]",) and leaked.text == "token supersecret"

@@ -23,6 +23,7 @@ from sandlot._session.client import Session, session_for
 from sandlot.errors import ToolError
 from sandlot.tools import Toolbox
 from sandlot.workspaces import WorkspaceSet
+from tests.helpers import require
 
 pytestmark = pytest.mark.anyio
 
@@ -146,6 +147,54 @@ async def test_a_hundred_calls_cost_one_python3_start(sandbox: Sandbox, ws: Work
     finally:
         sandbox._session_helper = was
         await session_for(engine_of(sandbox), env).aclose()
+
+
+COUNTED_RG = """mkdir -p countrg && cat > countrg/rg <<'END'
+#!/bin/sh
+echo start >> {starts}
+exec {real} "$@"
+END
+chmod +x countrg/rg"""
+
+
+async def test_grep_in_the_helper_starts_no_rg(sandbox: Sandbox, ws: WorkspaceSet,
+                                               workdir: str) -> None:
+    """grep in a small tree is served inside the helper (adr/0042): no rg start per call,
+    where it cost more than the call's round trip; the knob SANDLOT_GREP_PROCESS=1 (tests)
+    takes rg's route, and both give the same result."""
+    real = (await sandbox.exec(["sh", "-c", "command -v rg"])).stdout.strip()
+    require(bool(real), "ripgrep not installed in the sandbox (scripts/setup.d/40-toolbox.sh)")
+    starts = f"{workdir}/rg-starts"
+    await sandbox.exec(["sh", "-c", COUNTED_RG.format(starts=shlex.quote(starts),
+                                                      real=shlex.quote(real))],
+                       cwd=workdir, check=True)
+    path = (await sandbox.exec(["sh", "-c", "echo $PATH"])).stdout.strip()
+    env = {"PATH": f"{workdir}/countrg:{path}", "SANDLOT_T": os.urandom(4).hex()}
+
+    async def count() -> int:
+        got = await sandbox.exec(["sh", "-c", f"cat {shlex.quote(starts)} 2>/dev/null | wc -l"])
+        return int(got.stdout)
+
+    was, sandbox._session_helper = sandbox._session_helper, True
+    try:
+        results = []
+        for knob in ({}, {"SANDLOT_GREP_PROCESS": "1"}):
+            box = Toolbox(sandbox, ws, env={**env, **knob})
+            before = await count()
+            with anyio.fail_after(NO_HANG):
+                for i in range(10):
+                    found = await box.grep(f"needle {i + 1}$|line t", path="tree", context=1)
+                    assert (f"tree/f{i + 1}.txt", 2) in [(ln.path, ln.line) for ln in found.lines
+                                                         if ln.match and "needle" in ln.text]
+                results.append(found)
+            runs = await count() - before
+            # rg route: each new pattern checked by one rg start, then one run per call.
+            assert runs == (0 if not knob else 10 * 2), knob
+        assert results[0] == results[1]
+    finally:
+        sandbox._session_helper = was
+        for knob in ({}, {"SANDLOT_GREP_PROCESS": "1"}):
+            await session_for(engine_of(sandbox), {**env, **knob}).aclose()
 
 
 async def test_the_helper_ends_with_its_sandbox(sandbox: Sandbox, backend: ModuleType,

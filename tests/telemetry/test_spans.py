@@ -104,6 +104,9 @@ async def test_tool_calls_over_mcp_nest(recorded: Recorded) -> None:
     assert any(parent_of(s, spans) is tool for s in command)
     missing = by_name(spans, "tools/call read")[0]
     assert (missing.attributes or {})["error.type"]
+    # The tool's own span: error.type only when it failed (OpenTelemetry's conventions).
+    read = by_name(spans, "execute_tool read")[0].attributes or {}
+    assert read["error.type"] == "ToolError" and "error.type" not in (tool.attributes or {})
     assert_no_leak(spans)
 
 
@@ -185,6 +188,9 @@ async def test_metrics(recorded: Recorded, tmp_path: Path) -> None:
     after = _points(recorded)
     durations = during["sandlot.exec.duration"]
     assert sum(p.count for p in durations) >= 2
+    # Few-valued attributes only: a series per command length would grow without bound.
+    assert {tuple(sorted(p.attributes)) for p in durations} == {
+        ("process.executable.name", "sandlot.sandbox.provider")}
     active = {tuple(p.attributes.items()): p.value for p in during["sandlot.sandboxes.active"]}
     assert active[(("sandlot.sandbox.provider", "local"),)] >= 1
     copied = sum(p.value for p in during["sandlot.copy.bytes"])

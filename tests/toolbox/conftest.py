@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -42,9 +43,21 @@ def box(sandbox: Sandbox, workspaces: WorkspaceSet) -> Toolbox:
     return Toolbox(sandbox, workspaces, feedback=False)
 
 
-@pytest.fixture(params=[True, False], ids=["rg", "fallback"])
-def use_ripgrep(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param)
+@pytest.fixture(params=["rg", "rg-process", "fallback"])
+def use_ripgrep(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """ripgrep, or the portable fallback. "rg" is grep served inside the session helper where
+    that is exact (sandlot/_session/helper/search.py); "rg-process" the same with rg started
+    for every search (the knob SANDLOT_GREP_PROCESS in every toolbox's environment), so each
+    grep test runs on both routes."""
+    if request.param == "rg-process":
+        init = Toolbox.__init__
+
+        def with_knob(self: Toolbox, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            self.env = {**self.env, "SANDLOT_GREP_PROCESS": "1"}
+
+        monkeypatch.setattr(Toolbox, "__init__", with_knob)
+    return bool(request.param != "fallback")
 
 
 @pytest.fixture

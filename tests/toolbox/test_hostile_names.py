@@ -67,6 +67,33 @@ async def test_both_engines_agree_on_invalid_utf8(
     assert results[0] == results[1] == [(1, "caf\ufffd needle")]
 
 
+async def test_both_grep_routes_agree_on_hostile_names(
+    sandbox: Sandbox, workspaces: WorkspaceSet, hostile: None
+) -> None:
+    """grep in the session helper (no rg start) and by rg give the same results on the
+    hostile tree, plus an invalid-UTF-8 name, a binary file, a symlink to a file outside the
+    workspace and one to a directory above it: neither route follows a symlink out."""
+    root = workspaces["primary"].root
+    await sandbox.exec(["sh", "-c", 'cd "$1" && printf "needle outside\\n" > ../outside.txt && '
+                        'ln -s ../outside.txt escape.txt && ln -s .. up && '
+                        'printf "needle\\000bin\\n" > blob.bin && '
+                        'printf "needle bad name\\n" > "$(printf "bad\\377.txt")"', "sh", root],
+                       check=True)
+    routes = [Toolbox(sandbox, workspaces), Toolbox(sandbox, workspaces,
+                                                    env={"SANDLOT_GREP_PROCESS": "1"})]
+    for kwargs in [{"pattern": "needle"}, {"pattern": "NEEDLE", "ignore_case": True},
+                   {"pattern": "^PRETTY_NAME|needle$", "context": 1},
+                   {"pattern": "needle", "path": "-"}]:
+        found = [await box.grep(workspace="primary", **kwargs)  # type: ignore[arg-type]
+                 for box in routes]
+        assert found[0] == found[1], kwargs
+    whole = await routes[0].grep("needle", workspace="primary")
+    assert {"-", "back\\slash.txt", "latin1.txt", "bad\ufffd.txt"} <= set(whole.files)
+    assert whole.binary_files == ["blob.bin"]
+    assert not any(p in ("escape.txt", "outside.txt") or p.startswith("up/")
+                   for p in whole.files)
+
+
 async def test_one_enormous_line_is_bounded_not_slow(
     sandbox: Sandbox, workspaces: WorkspaceSet, use_ripgrep: bool
 ) -> None:

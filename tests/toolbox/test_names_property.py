@@ -53,10 +53,11 @@ async def test_any_name_round_trips(
     for index, raw in enumerate(names):
         copied = Path(os.fsdecode(os.path.join(os.fsencode(back), raw, raw)))
         assert copied.read_bytes() == b"needle %d\n" % index
-    for use_ripgrep in (True, False):
+    # rg in the session helper's own search, rg started per search (the test knob), grep.
+    for use_ripgrep, knob in ((True, {}), (True, {"SANDLOT_GREP_PROCESS": "1"}), (False, {})):
         for readonly in (False, True):
             box = Toolbox(sandbox, WorkspaceSet.parse(f"w={root}"), use_ripgrep=use_ripgrep,
-                          readonly=readonly)
+                          readonly=readonly, env=knob)
             listed = await box.glob("**/*")
             assert sorted(listed.paths) == sorted(f"{_shown(r)}/{_shown(r)}" for r in names)
             found = await box.grep("needle")

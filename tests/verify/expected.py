@@ -167,6 +167,47 @@ MESSAGES: dict[tuple[str, str], str] = {
 }
 
 
+#: Line coverage of each fixture's test run: file -> (lines, covered, uncovered ranges), from
+#: reading the sources: in Go every line of a statement block counts (calc.go: Add 10-12 and
+#: Sub 15-17 run, Describe 20-23 and Save 26-28 never); coverage.py counts statements (calc.py:
+#: the bodies of label, 14, and is_empty, 18, never run; test_calc.py: the skipped test's body).
+COVERAGE: dict[str, dict[str, tuple[int, int, list[tuple[int, int]]]]] = {
+    "go": {"calc/calc.go": (13, 6, [(20, 23), (26, 28)]), "strs/strs.go": (3, 3, [])},
+    # The package that does not build has no profile; the others still do.
+    "go+go-broken": {"calc/calc.go": (13, 6, [(20, 23), (26, 28)]), "strs/strs.go": (3, 3, [])},
+    # tarpaulin traces the lines it can place a breakpoint on; the library is run whole by
+    # its tests, the overlay's binary (half and main) never.
+    "rust+rust-uncovered": {"src/bin/half.rs": (6, 0, [(4, 6), (8, 8), (11, 12)]),
+                            "src/lib.rs": (7, 7, [])},
+    # c8 (V8's coverage) counts every line of a loaded file: isZero, 25-28, never runs.
+    "node": {"src/math.js": (30, 26, [(25, 28)])},
+    # jest (istanbul) counts statements: half's if, throw and return (14, 15, 17).
+    "node-jest": {"src/math.js": (7, 4, [(14, 15), (17, 17)])},
+    # vitest's V8 provider counts the lines of code: half, 12-16, never runs.
+    "node-vitest": {"src/math.js": (14, 9, [(12, 16)])},
+    "python": {
+        "src/pyfix/__init__.py": (0, 0, []),
+        "src/pyfix/calc.py": (9, 7, [(14, 14), (18, 18)]),
+        "tests/test_calc.py": (17, 16, [(29, 29)]),
+    },
+}
+
+
+def coverage_rows(report: TestReport) -> dict[str, tuple[int, int, list[tuple[int, int]]]]:
+    assert report.coverage is not None
+    return {f.file: (f.lines, f.covered, f.uncovered) for f in report.coverage.files}
+
+
+def assert_coverage(case: str, report: TestReport) -> None:
+    """The exact line sets, and totals that add up."""
+    assert coverage_rows(report) == COVERAGE[case]
+    assert report.coverage is not None
+    lines = sum(row[0] for row in COVERAGE[case].values())
+    covered = sum(row[1] for row in COVERAGE[case].values())
+    assert (report.coverage.lines, report.coverage.covered) == (lines, covered)
+    assert report.coverage.percent == round(100 * covered / lines, 2)
+
+
 def failure_rows(report: TestReport) -> list[tuple[str, str | None, int | None]]:
     return [(f.name, f.file, f.line) for f in report.failures]
 

@@ -85,3 +85,21 @@ def test_a_missing_tool_says_which_path_and_env_sets_it() -> None:
     assert found.stdout.splitlines()[-1].startswith("2 findings")
     bad = sandlot("lint", str(FIXTURES / "python"), "--env", "PATH")
     assert bad.returncode == 2 and "--env needs KEY=VALUE, got 'PATH'" in bad.stderr
+
+
+def test_coverage_prints_a_table_per_file() -> None:
+    done = sandlot("tests", str(FIXTURES / "python"), "--coverage")
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("python3 -m coverage run -m pytest ")
+    table = lines[lines.index("") + 1 :]
+    assert [row.split() for row in table] == [
+        ["FILE", "LINES", "COVERED", "PERCENT", "UNCOVERED"],
+        ["src/pyfix/__init__.py", "0", "0", "100.0%"],
+        ["src/pyfix/calc.py", "9", "7", "77.8%", "14,", "18"],
+        ["tests/test_calc.py", "17", "16", "94.1%", "29"],
+        ["TOTAL", "26", "23", "88.5%", "(coverage.py)"],
+    ]
+    wrong = sandlot("lint", str(FIXTURES / "python"), "--coverage")
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip() == "sandlot verify: --coverage is for tests, not lint"

@@ -136,6 +136,8 @@ def test_every_recording_is_used() -> None:
     used |= {f"{c}-rerun" for c in expected.RERUN_COUNTS}
     used |= {f"{c}-lint" for c in expected.LINT}
     used |= {f"{c}-typecheck" for c in expected.TYPECHECK}
+    used |= {f"{c}-coverage" for c in expected.COVERAGE} | {
+        "rust+rust-broken-coverage", "node-composite-coverage"}
     used |= {"python+python-badconfig-lint", "node+node-badconfig-lint",
              "go+go-many-findings-lint", "rust+rust-nightly-bench-lint",
              "rust+rust-nightly-bench-typecheck"}
@@ -279,3 +281,46 @@ def test_go_subtests_are_selected_level_by_level() -> None:
         r"^TestPlantedOrdinal$/^11th\+_\(planted\)$/^$|^TestPlantedWhole$/^$"
     )
     assert run_pattern(["TestA/b/c"]) == "^TestA$/^b$/^c$/^$"
+
+
+@pytest.mark.parametrize("case", sorted(expected.COVERAGE))
+def test_coverage_reports(case: str) -> None:
+    report = replay_tests(f"{case}-coverage")
+    expected.assert_coverage(case, report)
+    # Measuring coverage changes nothing about the test results (rust-uncovered adds a binary
+    # without tests).
+    expected.assert_tests(case.removesuffix("+rust-uncovered"), report)
+
+
+def test_coverage_without_a_report() -> None:
+    # Tests that did not all run may leave no report: a note says so. A clean run that wrote
+    # none is the tool failing.
+    run = load("go-coverage").model_copy(update={"coverage": None})
+    report = build_test_report(DETECTORS["go"], run)
+    assert report.coverage is None
+    assert report.notes == ["coverage: no report was written (exit 1): the tests did not all "
+                            "run; fix the failures above and run again"]
+    with pytest.raises(VerifyToolFailedError, match="wrote no coverage report"):
+        build_test_report(DETECTORS["go"], run.model_copy(update={"exit_code": 0}))
+
+
+def test_rust_coverage_that_does_not_build() -> None:
+    # tarpaulin prints rustc's text, not cargo's JSON: the build failure is read from it.
+    report = replay_tests("rust+rust-broken-coverage")
+    expected.assert_tests("rust+rust-broken", report)
+    assert report.coverage is None and report.notes[0].startswith("coverage: no report")
+    assert [f.message for f in report.failures] == ["E0308: mismatched types"]
+
+
+def test_composite_coverage_is_the_last_steps_report() -> None:
+    # Every step ran under c8 with one raw directory: the last report written holds them all.
+    run = load("node-composite-coverage")
+    assert all(step.plan.argv[0] == "c8" for step in run.steps)
+    assert [step.plan.argv[4] for step in run.steps] == [
+        "--clean=true", "--clean=false", "--clean=false", "--clean=false"]
+    report = replay_tests("node-composite-coverage")
+    expected.assert_tests("node-composite", report)
+    assert report.coverage is not None and report.coverage.tool == "c8"
+    last = DETECTORS["node"].parse_coverage(run.steps[-1])
+    assert report.coverage == last
+    assert [f.file for f in report.coverage.files] == ["src/math.js"]

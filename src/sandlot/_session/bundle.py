@@ -24,6 +24,7 @@ HELPER_MODULES: tuple[str, ...] = (
     "sandlot._process_group",
     "sandlot.tools.safe_helper",
     "sandlot._session.helper.core",
+    "sandlot._session.helper.search",
     "sandlot._session.helper.files",
     "sandlot._session.helper.flow",
     "sandlot._session.helper.command",

@@ -474,6 +474,7 @@ class LanguageServers:
         """The problems the server finds in `path` as it is now (type errors, unresolved
         names), waiting for the server to publish them."""
         ws, target, server, doc, deadline = await self._open(path, workspace)
+        await server.saved(target)
         await server.settle(deadline, self._budget(server))
         wait_until = min(deadline, time.monotonic() + self._budget(server))
         items = await server.wait_diagnostics(file_uri(target), doc.synced, doc.version,
@@ -587,8 +588,27 @@ def _names(symbol: Symbol, wanted: str) -> bool:
         return True
     if "." not in wanted:
         return plain.rsplit(".", 1)[-1] == wanted
-    full = f"{symbol.container}.{plain}" if symbol.container else plain
+    container = _owner(symbol.container) if symbol.container else None
+    full = f"{container}.{plain}" if container else plain
     return full == wanted or full.endswith("." + wanted)
+
+
+def _owner(container: str) -> str:
+    """The type a container names: rust-analyzer's document symbols put a method in
+    `impl Store`, `impl<T> Store<T>` or `impl Display for Store`, its workspace symbols in
+    `Store`."""
+    if not container.startswith("impl"):
+        return container
+    body = container.removeprefix("impl").strip()
+    if body.startswith("<"):  # the impl's own generics
+        depth = 0
+        for at, char in enumerate(body):
+            depth += (char == "<") - (char == ">")
+            if depth == 0:
+                body = body[at + 1:].strip()
+                break
+    body = body.rsplit(" for ", 1)[-1].strip()
+    return body.split("<", 1)[0].strip() or container
 
 
 def _line(lines: list[str] | None, line: int) -> str | None:

@@ -40,7 +40,7 @@ CAPABILITIES: dict[str, Any] = {
         "symbol": {"dynamicRegistration": False},
     },
     "textDocument": {
-        "synchronization": {"dynamicRegistration": False, "didSave": False},
+        "synchronization": {"dynamicRegistration": False, "didSave": True},
         "hover": {"contentFormat": ["markdown", "plaintext"]},
         "definition": {"linkSupport": False},
         "references": {},
@@ -279,7 +279,9 @@ class LanguageServer:
             entry = self.diagnostics.get(uri)
             fresh = entry is not None and entry[1] >= since and entry[0] in (None, version)
             now = time.monotonic()
-            if entry is not None and fresh and now - entry[1] >= quiet:
+            # Not while the server is busy: a check it runs on save (rust-analyzer's cargo
+            # check) publishes after the quick set of its own diagnostics.
+            if entry is not None and fresh and now - entry[1] >= quiet and self.busy() is None:
                 return entry[2]
             if now >= deadline:
                 if entry is not None and fresh:
@@ -314,6 +316,17 @@ class LanguageServer:
                 "textDocument": {"uri": uri, "version": doc.version},
                 "contentChanges": [{"text": text}]})
         return doc
+
+    async def saved(self, path: str) -> None:
+        """Say `path` was saved, to a server that asks for saves: rust-analyzer runs cargo
+        check on a save, and only that finds what rustc finds (type errors among them)."""
+        sync = self.capabilities.get("textDocumentSync")
+        # `"save": {}` asks for saves too (rust-analyzer's answer): only absent or false don't.
+        if self.connection is None or not isinstance(sync, dict) or sync.get("save") in (None,
+                                                                                        False):
+            return
+        await self.connection.notify("textDocument/didSave",
+                                     {"textDocument": {"uri": file_uri(path)}})
 
     async def files_changed(self, paths: list[str]) -> None:
         """Tell the server files changed on disk (after a rename applied its edit)."""

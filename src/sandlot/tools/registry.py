@@ -33,7 +33,7 @@ from .snapshot_models import (
     SnapshotListArgs,
     SnapshotRestoreArgs,
 )
-from .verify_tools import RunScriptArgs, VerifyArgs
+from .verify_tools import RunScriptArgs, RunTestsArgs, VerifyArgs
 from .watch_tools import WatchProcessArgs, WatchProcessEventsArgs
 
 
@@ -78,7 +78,9 @@ TOOLS: dict[str, ToolSpec] = {
                  "requirements are installed first.", RunCodeArgs, True),
         ToolSpec("run_tests", "Run the project's whole test suite in the workspace (go test, "
                  "cargo test, the package.json test script, pytest) and return passed/failed "
-                 "counts and each failure with its file and line.", VerifyArgs, True),
+                 "counts and each failure with its file and line; with coverage=true, also "
+                 "line coverage per file (the lines never run) and in total.", RunTestsArgs,
+                 True),
         ToolSpec("run_lint", "Run the project's linter in the workspace (golangci-lint, "
                  "clippy, eslint, ruff) and return its findings.", VerifyArgs, True),
         ToolSpec("run_typecheck", "Run the project's type checker in the workspace (go vet, "

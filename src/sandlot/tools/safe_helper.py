@@ -418,7 +418,12 @@ def op_grep(
     engine = "rg" if use_rg == "1" and which("rg") else "find"
     flags = ["-i"] if icase == "i" else []
     sink = Bounded(int(limit))
-    check_pattern(engine, rg_pat, ere, flags)
+    # The session helper searches in process where that gives rg's exact answer (its
+    # _session/helper/search.py); its plan is None for a pattern only rg can judge.
+    planner = getattr(IO, "grep_plan", None) if engine == "rg" else None
+    plan = None if planner is None else planner(rg_pat, icase == "i")
+    if plan is None:
+        check_pattern(engine, rg_pat, ere, flags)
     try:
         fd = open_file(walk, target)
     except Fail as failure:
@@ -434,12 +439,13 @@ def op_grep(
                     opened = open_below(top, name[2:])
                     if opened is not None:
                         batch.append((os.fsdecode(name), opened))
-                search(batch, engine, rg_pat, ere, flags, ctx, sink)
+                search(batch, engine, rg_pat, ere, flags, ctx, sink, plan)
         finally:
             os.close(top)
         return
     sink.write(b"\x1eengine %s\n\x1ekind file\n" % engine.encode())
-    search([("./" + target.rsplit("/", 1)[-1], fd)], engine, rg_pat, ere, flags, ctx, sink)
+    search([("./" + target.rsplit("/", 1)[-1], fd)], engine, rg_pat, ere, flags, ctx, sink,
+           plan)
 
 
 class Bounded:
@@ -527,27 +533,25 @@ def open_below(top: int, rel: bytes) -> int | None:
 
 
 def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
-           flags: list[str], ctx: str, sink: Bounded) -> None:
-    """Search the open files; output as the sh script prints it, under the files' names."""
+           flags: list[str], ctx: str, sink: Bounded,
+           plan: Callable[..., None] | None = None) -> None:
+    """Search the open files; output as the sh script prints it, under the files' names
+    (PLAN: the session helper's in-process search, which hands rg what it leaves)."""
     if not entries:
         return
     names = {f"/dev/fd/{fd}": name for name, fd in entries}
     fds = [fd for _, fd in entries]
     try:
         if engine == "rg":
-            # -j1: one thread searches the files in the order given (the names' order).
-            done = run_tool(["rg", "--no-config", "--json", "-j1", *flags, "-C", ctx, "-e",
-                                   rg_pat, "--", *names], pass_fds=fds, capture_output=True,
-                                  check=False)
-            for line in done.stdout.splitlines():
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                data = event.get("data") or {}
-                shown = (data.get("path") or {}).get("text")
-                if shown in names:
-                    data["path"] = {"text": names[shown]}
+            def rg(chosen: list[tuple[str, int]]) -> list[dict[str, object]]:
+                # rg memory-maps a run of at most 10 named files, and its answer for a file
+                # with a NUL byte depends on that: part of a batch is searched as the whole.
+                whole = ["--no-mmap"] if len(entries) > 10 and len(chosen) <= 10 else []
+                return rg_events(chosen, rg_pat, [*flags, *whole], ctx)
+            if plan is not None:
+                plan(entries, int(ctx), sink.write, rg)
+                return
+            for event in rg(entries):
                 sink.write(json.dumps(event).encode() + b"\n")
             return
         hits = run_tool(["grep", "-l", "-a", "-E", *flags, "-e", ere, "--", *names],
@@ -568,6 +572,28 @@ def search(entries: list[tuple[str, int]], engine: str, rg_pat: str, ere: str,
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def rg_events(entries: list[tuple[str, int]], rg_pat: str, flags: list[str],
+              ctx: str) -> list[dict[str, object]]:
+    """rg's JSON events for the open files ENTRIES, under the files' names."""
+    names = {f"/dev/fd/{fd}": name for name, fd in entries}
+    # -j1: one thread searches the files in the order given (the names' order).
+    done = run_tool(["rg", "--no-config", "--json", "-j1", *flags, "-C", ctx, "-e", rg_pat,
+                     "--", *names], pass_fds=[fd for _, fd in entries], capture_output=True,
+                    check=False)
+    events: list[dict[str, object]] = []
+    for line in done.stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        data = event.get("data") or {}
+        shown = (data.get("path") or {}).get("text")
+        if shown in names:
+            data["path"] = {"text": names[shown]}
+        events.append(event)
+    return events
 
 
 def open_directory(walk: Walk, target: str) -> int:

@@ -244,7 +244,10 @@ def _scrubbed(method: Callable[..., Awaitable[ToolResult]]
                 if scrubber:
                     exc.args = tuple(scrubber.value(list(exc.args)))
                 raise
-            telemetry.set_attributes(current, {"sandlot.tool.ok": result.ok})
+            if not result.ok:  # the conventions' error.type, only on failure (a raise sets it)
+                telemetry.set_attributes(current, {
+                    "error.type": result.error if isinstance(result, ErrorResult)
+                    else "tool_error"})
             return self.scrubber.value(result)
 
     return tool

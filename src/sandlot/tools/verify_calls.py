@@ -38,10 +38,11 @@ class VerifyTools(ToolboxBase):
 
     async def run_tests(self, language: str | None = None, *,
                         workspace: str | None = None,
-                        secrets: list[str] | None = None) -> VerifyResult:
-        """sandlot.verify.run_tests in the chosen workspace."""
+                        secrets: list[str] | None = None,
+                        coverage: bool = False) -> VerifyResult:
+        """sandlot.verify.run_tests in the chosen workspace (`coverage`: line coverage too)."""
         return await self._verify("run_tests", language=language, workspace=workspace,
-                                  secrets=secrets)
+                                  secrets=secrets, coverage=coverage)
 
     async def run_lint(self, language: str | None = None, *,
                        workspace: str | None = None,

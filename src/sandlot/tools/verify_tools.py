@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..verify.coverage import Coverage
 from ..verify.findings import LintReport, ScriptResult, TestReport, TypecheckReport
 from .models import SECRETS, ToolResult
 
@@ -37,6 +38,15 @@ class VerifyArgs(_Args):
         default=None, description=_LANGUAGE)
     workspace: str | None = Field(default=None, description=_WORKSPACE)
     secrets: list[str] | None = Field(default=None, description=SECRETS)
+
+
+class RunTestsArgs(VerifyArgs):
+    """Run the project's whole test suite, optionally measuring line coverage."""
+
+    coverage: bool = Field(
+        default=False,
+        description="Also measure line coverage (go -coverprofile, coverage.py, c8 / jest / "
+        "vitest, cargo tarpaulin): per file, the lines never run, and the total.")
 
 
 class RunScriptArgs(_Args):
@@ -74,7 +84,25 @@ def render_tests(report: TestReport) -> str:
         lines.append(f"[{len(report.failures) - SHOWN} more failures in the structured report]")
     if not report.parsed:
         lines.append(_cut(report.stdout + "\n" + report.stderr, 4000))
+    lines += report.notes
+    if report.coverage is not None:
+        lines += render_coverage(report.coverage)
     return "\n".join(lines)
+
+
+def render_coverage(coverage: Coverage) -> list[str]:
+    """The total, then the files least covered first, each with the lines that never ran."""
+    lines = [f"coverage ({coverage.tool}): {coverage.percent:.1f}% of lines "
+             f"({coverage.covered}/{coverage.lines})"]
+    missed = sorted((f for f in coverage.files if f.covered < f.lines),
+                    key=lambda f: (f.percent, f.file))
+    for f in missed[:SHOWN]:
+        where = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in f.uncovered)
+        lines.append(f"  {f.file}: {f.percent:.1f}% ({f.covered}/{f.lines}), not run: "
+                     f"{_cut(where, 200)}")
+    if len(missed) > SHOWN:
+        lines.append(f"  [{len(missed) - SHOWN} more files in the structured report]")
+    return lines
 
 
 def render_findings(report: LintReport) -> str:

@@ -6,11 +6,15 @@
     for failure in report.failures:
         print(failure.file, failure.line, failure.message)
 
+    report = await verify.run_tests(sandbox, coverage=True)
+    print(report.coverage.percent, report.coverage.files[0].uncovered)
+
 Detection is by marker files at the workspace root (go.mod, Cargo.toml, package.json,
 pyproject.toml / setup.py; order Go, Rust, Node, Python). Every command runs inside the
 sandbox through `Sandbox.exec`, so local, docker and coder sandboxes behave the same.
 """
 
+from .coverage import Coverage, FileCoverage
 from .detector import SUPPORTED, Detector, Workspace, detectors_for
 from .findings import (
     Finding,
@@ -34,7 +38,9 @@ from .tools import (
 
 __all__ = [
     "SUPPORTED",
+    "Coverage",
     "Detector",
+    "FileCoverage",
     "Finding",
     "LintReport",
     "ScriptResult",

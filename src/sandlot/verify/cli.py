@@ -13,6 +13,7 @@ import sys
 from typing import Any, TextIO
 
 from ..errors import SandlotError
+from .coverage import Coverage
 from .findings import LintReport, TestReport
 
 EXIT_FAILS = 1
@@ -32,6 +33,7 @@ def register(subparsers: Any) -> None:
         "print the structured result. Exit status: 0 passes, 1 fails, 2 could not run.",
         epilog="examples:\n"
         "  sandlot verify tests\n"
+        "  sandlot verify tests --coverage\n"
         "  sandlot verify lint services/api --json\n"
         "  sandlot verify typecheck . --language node\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -44,6 +46,11 @@ def register(subparsers: Any) -> None:
         "--language", help="go, rust, node or python (needed when several are detected)"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--coverage", action="store_true",
+        help="tests only: measure line coverage and print it per file (go -coverprofile, "
+        "coverage.py, c8 / jest / vitest, cargo tarpaulin)",
+    )
     parser.add_argument("--timeout", type=float, help="seconds before the tool is stopped")
     parser.add_argument(
         "--env", metavar="KEY=VALUE", action="append", default=[],
@@ -68,6 +75,9 @@ async def run(args: argparse.Namespace) -> int:
             print(f"sandlot verify: --env needs KEY=VALUE, got {item!r}", file=sys.stderr)
             return EXIT_ERROR
         env[key] = value
+    if args.coverage and args.what != "tests":
+        print(f"sandlot verify: --coverage is for tests, not {args.what}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         provider = provider_from_args(args)
         async with provider.session() as sandbox:
@@ -75,7 +85,8 @@ async def run(args: argparse.Namespace) -> int:
             report: TestReport | LintReport
             if args.what == "tests":
                 report = await tools.run_tests(
-                    sandbox, language=args.language, env=env, timeout=args.timeout
+                    sandbox, language=args.language, env=env, timeout=args.timeout,
+                    coverage=args.coverage,
                 )
             elif args.what == "lint":
                 report = await tools.run_lint(
@@ -136,6 +147,27 @@ def print_tests(report: TestReport, out: TextIO) -> None:
     if len(rows) > 1:
         _table(rows, out)
     print(f"{report.passed} passed, {report.failed} failed, {report.skipped} skipped", file=out)
+    for note in report.notes:
+        print(f"note: {note}", file=out)
+    if report.coverage is not None:
+        print_coverage(report.coverage, out)
+
+
+def print_coverage(coverage: Coverage, out: TextIO) -> None:
+    """One row per file (lines, covered, percent, the lines never run), then the total."""
+    rows = [["FILE", "LINES", "COVERED", "PERCENT", "UNCOVERED"]]
+    for f in coverage.files:
+        rows.append([f.file, str(f.lines), str(f.covered), f"{f.percent:.1f}%",
+                     ranges_text(f.uncovered)])
+    rows.append(["TOTAL", str(coverage.lines), str(coverage.covered),
+                 f"{coverage.percent:.1f}%", f"({coverage.tool})"])
+    print(file=out)
+    _table(rows, out)
+
+
+def ranges_text(ranges: list[tuple[int, int]]) -> str:
+    """`14, 20-23` (coverage.py's own way of writing missing lines)."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
 
 def print_findings(report: LintReport, out: TextIO) -> None:

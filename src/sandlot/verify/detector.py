@@ -27,6 +27,7 @@ from .plan import ToolPlan, ToolRun
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
+    from .coverage import Coverage
     from .findings import Finding, SkippedTarget, TestFailure, TestReport
 
 #: Every file the detection snippet looks for: language markers first, then Node lock files.
@@ -101,6 +102,15 @@ class Detector(ABC):
         """Why the project has no type checker to run (then run_typecheck runs nothing and
         says so), or None. Every language but Node always has one."""
         return None
+
+    @abstractmethod
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        """The test command of `test_plan` with line coverage measured: its report in
+        `coverage_file`, what measures it in `coverage_tool` (run_tests(coverage=True))."""
+
+    @abstractmethod
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        """Line coverage from a finished coverage run's `coverage` report. Pure."""
 
     @abstractmethod
     async def rerun_plan(self, ws: Workspace, report: TestReport) -> ToolPlan:

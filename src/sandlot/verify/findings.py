@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from .coverage import Coverage
+
 Language = Literal["go", "rust", "node", "python"]
 Severity = Literal["error", "warning", "info"]
 
@@ -119,6 +121,8 @@ class TestReport(_Report):
     failed: int = 0
     skipped: int = 0
     failures: list[TestFailure] = Field(default_factory=list)
+    coverage: Coverage | None = None
+    """Line coverage, per file and in total, when run with `coverage=True`."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -18,10 +18,11 @@ from typing import Any, ClassVar
 from .._shell import quote
 from ..errors import ConfigurationError, UnknownScriptError, VerifyToolFailedError
 from . import npm_scripts
+from .coverage import Coverage, summarize
 from .detector import Detector, Workspace
 from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import eslint, formatters, jestjson, junit, mocha, tsc
+from .parsers import eslint, formatters, istanbul, jestjson, junit, mocha, tsc
 from .plan import ToolPlan, ToolRun
 from .runner import report_path
 
@@ -272,6 +273,45 @@ class NodeDetector(Detector):
             parsed=False,
         )
 
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        """The test plan with istanbul's JSON report written: by jest's and vitest's own
+        coverage when the script is one of them, else by c8 around each command (V8's coverage
+        of every node process the script starts: node --test, mocha, a composite script)."""
+        plan = await self.test_plan(ws)
+        out = report_path("coverage")  # a directory: the tools write coverage-final.json in it
+        fields: dict[str, Any] = {
+            "coverage_file": f"{out}/coverage-final.json",
+            "scratch": [out],
+        }
+        if plan.runner == "jest" and not plan.steps:
+            return plan.model_copy(update={**fields, "coverage_tool": "jest", "argv": [
+                *plan.argv, "--coverage", "--coverageReporters=json",
+                f"--coverageDirectory={out}"]})
+        if plan.runner == "vitest" and not plan.steps:
+            return plan.model_copy(update={
+                **fields, "coverage_tool": _VITEST_COVERAGE[0],
+                "coverage_install": "install it in the project: npm install -D "
+                                    "@vitest/coverage-v8 (the version of its vitest)",
+                "prelude": [*plan.prelude, _has_vitest_coverage()],
+                # reportOnFailure: vitest writes no report when a test fails, by default.
+                "argv": [*plan.argv, "--coverage.enabled=true", "--coverage.reporter=json",
+                         "--coverage.reportOnFailure=true",
+                         f"--coverage.reportsDirectory={out}"]})
+        if not plan.steps:
+            return plan.model_copy(update={**fields, **_under_c8(plan, out, clean=True)})
+        # A composite script: every command under c8 with one raw directory kept between them
+        # (--clean=false), so the report of the last one that runs has them all.
+        steps = [step.model_copy(update={
+            "coverage_file": fields["coverage_file"], **_under_c8(step, out, clean=i == 0)})
+            for i, step in enumerate(plan.steps)]
+        steps[-1] = steps[-1].model_copy(update={"scratch": fields["scratch"]})
+        return plan.model_copy(update={**fields, "coverage_tool": "c8", "steps": steps})
+
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        tool = run.plan.coverage_tool
+        name = "vitest" if tool in _VITEST_COVERAGE else tool
+        return summarize(name, istanbul.parse(run.coverage or "{}", root=run.plan.root))
+
     async def lint_plan(self, ws: Workspace) -> ToolPlan:
         scripts = await self.scripts(ws)
         manager = package_manager(ws.files)
@@ -450,6 +490,31 @@ class NodeDetector(Detector):
 
     def read_file_check(self, run: CheckRun) -> CheckOutcome:
         return judge(run, _read_node_check)
+
+
+#: vitest's coverage providers (packages of their own, installed beside vitest).
+_VITEST_COVERAGE = ("@vitest/coverage-v8", "@vitest/coverage-istanbul")
+_C8_INSTALL = ("install c8 in the project (npm install -D c8) or in the sandbox (npm install -g "
+               "c8)")
+
+
+def _has_vitest_coverage() -> str:
+    """A prelude that stops with the runner's "not found" mark when no provider is installed
+    (vitest would ask on a terminal to install one, or fail its own way)."""
+    tests = " || ".join(f"[ -d node_modules/{quote(p)} ]" for p in _VITEST_COVERAGE)
+    return (f"{{ {tests}; }} || {{ printf '%s\\n' "
+            f"{quote('sandlot-verify: not found on PATH: ' + _VITEST_COVERAGE[0])} >&2; "
+            "exit 127; }")
+
+
+def _under_c8(plan: ToolPlan, out: str, *, clean: bool) -> dict[str, Any]:
+    """The fields that run `plan`'s command under c8, its istanbul JSON in `out`."""
+    return {
+        "binary": "c8", "coverage_tool": "c8", "coverage_install": _C8_INSTALL,
+        "argv": ["c8", "--reporter=json", f"--reports-dir={out}",
+                 f"--temp-directory={out}/raw", f"--clean={'true' if clean else 'false'}",
+                 *plan.argv],
+    }
 
 
 def _jest_like_args(

@@ -33,6 +33,20 @@ class ToolPlan(BaseModel):
     root: str
     report_file: str | None = None
     """A file the tool writes its machine-readable report to (read back in the same exec)."""
+    coverage_file: str | None = None
+    """run_tests(coverage=True): the coverage report the run writes (read back like
+    `report_file`, after it)."""
+    coverage_tool: str = ""
+    """What measures coverage (a program, or a Python module for `python3 -m`): when it is
+    missing, the error is a CoverageToolMissingError that says `coverage_install`."""
+    coverage_install: str = ""
+    """How to install `coverage_tool`, for that error."""
+    epilogue: list[str] = Field(default_factory=list)
+    """Shell statements run after the tool whatever its exit code, before the reports are
+    read (`coverage json` after `coverage run`); the run's exit code stays the tool's."""
+    scratch: list[str] = Field(default_factory=list)
+    """Paths the run makes for itself (a coverage tool's directories), removed after the
+    reports were read."""
     path_prefix: list[str] = Field(default_factory=list)
     """Directories put in front of PATH (the project's own node_modules/.bin or .venv/bin)."""
     prelude: list[str] = Field(default_factory=list)
@@ -69,6 +83,8 @@ class ToolRun(BaseModel):
     stdout: str
     stderr: str
     report: str | None = None
+    coverage: str | None = None
+    """The content of the plan's `coverage_file`, when it was written."""
     duration: float = 0.0
     timed_out: bool = False
     stdout_truncated: bool = False

@@ -10,10 +10,12 @@ import tomllib
 from collections.abc import Mapping
 from typing import ClassVar
 
+from .._shell import quote
+from .coverage import Coverage, summarize
 from .detector import Detector, Workspace
 from .filecheck import CheckKind, CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, TestFailure, TestReport
-from .parsers import formatters, junit, mypy, ruff
+from .parsers import coveragepy, formatters, junit, mypy, ruff
 from .plan import ToolPlan, ToolRun
 from .runner import report_path
 
@@ -72,6 +74,28 @@ class PythonDetector(Detector):
             clean_codes=[0, 5],
             finding_codes=[1, 2],
         )
+
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        # `coverage run -m pytest`, then `coverage json`: coverage.py is what pytest-cov runs
+        # too, so a project with either has it, and its [tool.coverage] settings apply.
+        plan = self._pytest(ws, [])
+        report = report_path("json")
+        # The data file goes to /tmp, not the workspace (coverage.py's default: ./.coverage).
+        data = report_path("coverage")
+        return plan.model_copy(update={
+            "argv": ["python3", "-m", "coverage", "run", "-m", *plan.argv[2:]],
+            "prelude": [*plan.prelude, f"COVERAGE_FILE={quote(data)}; export COVERAGE_FILE"],
+            "coverage_file": report,
+            "coverage_tool": "coverage",
+            "coverage_install": "install coverage.py where the tests run (`.venv/bin/pip install "
+                                "coverage` in the project, or pip install coverage)",
+            # -q: no "Wrote JSON report"; its failure (no data: nothing ran) shows on stderr.
+            "epilogue": [f"python3 -m coverage json -q -o {quote(report)} >&2"],
+            "scratch": [data],
+        })
+
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        return summarize("coverage.py", coveragepy.parse(run.coverage or "{}", root=run.plan.root))
 
     async def lint_plan(self, ws: Workspace) -> ToolPlan:
         return ToolPlan(

@@ -15,7 +15,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .._shell import quote
-from ..errors import LinterNotInstalledError, VerifyToolFailedError, VerifyToolMissingError
+from ..errors import (
+    CoverageToolMissingError,
+    LinterNotInstalledError,
+    VerifyToolFailedError,
+    VerifyToolMissingError,
+)
 from .plan import ToolPlan, ToolRun
 
 if TYPE_CHECKING:
@@ -26,6 +31,7 @@ _MISSING_MARK = "sandlot-verify: not found on PATH: "
 #: The PATH the shell searched, printed beside a missing binary so the error can name it.
 _PATH_MARK = "sandlot-verify: PATH="
 _REPORT_MARK = "\x1esandlot-report:"
+_COVERAGE_MARK = "\x1esandlot-coverage:"
 #: How a shell says a command inside a script (e.g. an npm script's eslint) does not exist.
 _SHELL_NOT_FOUND = re.compile(
     r"(?m)^(?:.*?: )?(?:line \d+: )?([\w@./+-]+): (?:command )?not found\s*$"
@@ -55,30 +61,32 @@ def shell_line(plan: ToolPlan, token: str) -> str:
         f"printf '%s%s\\n' {quote(_PATH_MARK)} \"$PATH\" >&2; exit {MISSING_EXIT}; }}"
     )
     words = " ".join(quote(a) for a in plan.argv)
-    if plan.report_file is not None:
-        parts.append(f"rm -f -- {quote(plan.report_file)}")
+    for stale in (plan.report_file, plan.coverage_file):
+        if stale is not None:
+            parts.append(f"rm -f -- {quote(stale)}")
     parts.append(f"{words}")
     parts.append("rc=$?")
+    parts.extend(plan.epilogue)
     # 127 from the tool: a program it runs (an npm script's eslint) is missing; say where from.
     parts.append(
         f"[ \"$rc\" -ne {MISSING_EXIT} ] || printf '%s%s\\n' {quote(_PATH_MARK)} \"$PATH\" >&2"
     )
-    if plan.report_file is None:
-        parts.append('exit "$rc"')
-        return "; ".join(parts)
-    report = quote(plan.report_file)
-    parts.append(
-        f"if [ -f {report} ]; then printf '\\n%s\\n' {quote(_REPORT_MARK + token)}; "
-        f"cat -- {report}; rm -f -- {report}; fi"
-    )
+    for mark, path in ((_REPORT_MARK, plan.report_file), (_COVERAGE_MARK, plan.coverage_file)):
+        if path is not None:
+            where = quote(path)
+            parts.append(
+                f"if [ -f {where} ]; then printf '\\n%s\\n' {quote(mark + token)}; "
+                f"cat -- {where}; rm -f -- {where}; fi"
+            )
+    if plan.scratch:
+        parts.append("rm -rf -- " + " ".join(quote(p) for p in plan.scratch))
     parts.append('exit "$rc"')
     return "; ".join(parts)
 
 
-def split_report(stdout: str, token: str) -> tuple[str, str | None]:
+def split_report(stdout: str, token: str, mark: str = _REPORT_MARK) -> tuple[str, str | None]:
     """Separate the tool's own stdout from the report printed after the marker."""
-    mark = f"\n{_REPORT_MARK}{token}\n"
-    head, sep, tail = stdout.rpartition(mark)
+    head, sep, tail = stdout.rpartition(f"\n{mark}{token}\n")
     if not sep:
         return stdout, None
     return head, tail
@@ -98,13 +106,17 @@ async def execute(
     result = await sandbox.exec(
         shell_line(plan, token), cwd=plan.root, env=dict(env or {}), timeout=timeout
     )
-    stdout, report = split_report(result.stdout, token)
+    # The coverage report is printed last: split it off first.
+    stdout, coverage = (split_report(result.stdout, token, _COVERAGE_MARK)
+                        if plan.coverage_file is not None else (result.stdout, None))
+    stdout, report = split_report(stdout, token)
     return ToolRun(
         plan=plan,
         exit_code=result.exit_code,
         stdout=stdout,
         stderr=result.stderr,
         report=report,
+        coverage=coverage,
         duration=result.duration,
         timed_out=result.timed_out,
         stdout_truncated=result.stdout_truncated,
@@ -184,6 +196,18 @@ def not_installed(caller: str, binary: str, run: ToolRun) -> str:
     return f"{caller}: {binary} is not installed: {where}; {fix}"
 
 
+def coverage_missing(caller: str, tool: str, run: ToolRun) -> CoverageToolMissingError:
+    """The error for "the tests could run, but nothing can measure their coverage"."""
+    path = searched_path(run)
+    where = f" (PATH: {path})" if path is not None else ""
+    return CoverageToolMissingError(
+        f"{caller}: coverage=True needs {tool}, which the sandbox does not have{where}; "
+        f"{run.plan.coverage_install or f'install {tool} in the sandbox'}, or run without "
+        "coverage",
+        binary=tool,
+    )
+
+
 _WHAT = {"tests": "test results", "lint": "findings", "typecheck": "findings", "script": "a result"}
 
 
@@ -194,6 +218,8 @@ def check_outcome(run: ToolRun, caller: str) -> None:
     module = _NO_MODULE.search(run.stderr)
     if module and plan.argv[:2] == ["python3", "-m"] and module.group(1) == plan.argv[2]:
         name = module.group(1)
+        if name == plan.coverage_tool:
+            raise coverage_missing(caller, name, run)
         raise VerifyToolMissingError(
             f"{caller}: the project's python3 has no {name} module; install it where the tests "
             f"run (e.g. `.venv/bin/pip install {name}` in the project, or pip install {name})",
@@ -201,6 +227,8 @@ def check_outcome(run: ToolRun, caller: str) -> None:
         )
     binary = _missing_binary(run)
     if binary is not None:
+        if binary == plan.coverage_tool:
+            raise coverage_missing(caller, binary, run)
         error = LinterNotInstalledError if plan.kind == "lint" else VerifyToolMissingError
         raise error(not_installed(caller, binary, run), binary=binary)
     if run.timed_out:

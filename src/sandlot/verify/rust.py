@@ -7,11 +7,14 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar
 
+from ..errors import VerifyToolFailedError
+from .coverage import Coverage, summarize
 from .detector import Detector, Workspace
 from .filecheck import CheckOutcome, CheckRun, FileCheck, Reading, file_arg, judge
 from .findings import Finding, Language, SkippedTarget, TestFailure, TestReport
-from .parsers import cargo, formatters, libtest
+from .parsers import cargo, formatters, libtest, tarpaulin
 from .plan import ToolPlan, ToolRun
+from .runner import report_path
 
 # cargo: 101 is "the build or a test failed"; the JSON says which. Anything else is cargo's own
 # failure (bad manifest: also 101, but then no error diagnostic parses, which is caught).
@@ -78,6 +81,32 @@ class RustDetector(Detector):
             finding_codes=_CARGO_FAILED,
         )
 
+    async def coverage_plan(self, ws: Workspace) -> ToolPlan:
+        # cargo tarpaulin's ptrace engine: it needs no llvm-tools component, which rustup
+        # cannot download on every machine (adr/0054). It runs every test binary itself and
+        # prints their libtest output, so the test results are read as cargo test's.
+        out = report_path("tarpaulin")
+        return ToolPlan(
+            kind="tests",
+            language="rust",
+            tool="cargo tarpaulin",
+            runner="cargo-test",
+            binary="cargo-tarpaulin",
+            argv=["cargo", "tarpaulin", "--engine", "ptrace", "--skip-clean", "--no-fail-fast",
+                  "--color", "never", "--out", "Json", "--output-dir", out],
+            root=ws.root,
+            coverage_file=f"{out}/tarpaulin-report.json",
+            coverage_tool="cargo-tarpaulin",
+            coverage_install="install it in the sandbox: cargo install cargo-tarpaulin --locked "
+                             "(scripts/setup.d/41-cargo-tarpaulin.sh)",
+            scratch=[out],
+            # 0 all passed; 1 a test failed ("Test failed during run") or the build failed.
+            finding_codes=[1],
+        )
+
+    def parse_coverage(self, run: ToolRun) -> Coverage:
+        return summarize("tarpaulin", tarpaulin.parse(run.coverage or "{}", root=run.plan.root))
+
     async def lint_plan(self, ws: Workspace) -> ToolPlan:
         return ToolPlan(
             kind="lint",
@@ -126,7 +155,19 @@ class RustDetector(Detector):
         return self._test(ws, list(dict.fromkeys(names)), targets)
 
     def parse_tests(self, run: ToolRun) -> tuple[int, int, int, list[TestFailure]]:
-        return libtest.parse(run.stdout, root=run.plan.root, stderr=run.stderr)
+        passed, failed, skipped, failures = libtest.parse(
+            run.stdout, root=run.plan.root, stderr=run.stderr)
+        if run.plan.tool == "cargo tarpaulin":
+            failures += tarpaulin.build_failures(run.stdout, root=run.plan.root)
+            if not failures and tarpaulin.untraced(run.stdout):
+                raise VerifyToolFailedError(
+                    f"run_tests: cargo tarpaulin could not trace the tests at {run.plan.root}: "
+                    "its ptrace engine was refused (a Docker container's default seccomp "
+                    "profile forbids the personality(ADDR_NO_RANDOMIZE) it needs); run the "
+                    "sandbox with seccomp=unconfined, or run without coverage",
+                    command=run.plan.display, exit_code=run.exit_code,
+                    stderr=run.stderr or run.stdout)
+        return passed, failed, skipped, failures
 
     def parse_findings(self, run: ToolRun) -> list[Finding]:
         return cargo.parse(run.stdout, root=run.plan.root)

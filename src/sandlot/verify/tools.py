@@ -15,8 +15,14 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, ParamSpec, Protocol, TypeVar
 
 from .. import telemetry
-from ..errors import ConfigurationError, NoTestRunError, UnknownScriptError
+from ..errors import (
+    ConfigurationError,
+    NoTestRunError,
+    UnknownScriptError,
+    VerifyToolFailedError,
+)
 from ..sandbox import Sandbox
+from .coverage import Coverage
 from .detector import Detector, Workspace, choose, detectors_for, probe
 from .findings import (
     Language,
@@ -156,6 +162,7 @@ def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests
         if run.exit_code in plan.finding_codes and not failures:
             raise nothing_parsed(run, caller)
     shown = _INTERPRETER.search(run.stderr)
+    coverage, notes = _coverage(detector, run, caller)
     return TestReport(
         language=plan.language,
         runner=plan.runner or "unknown",
@@ -164,8 +171,28 @@ def build_test_report(detector: Detector, run: ToolRun, caller: str = "run_tests
         failed=failed,
         skipped=skipped,
         failures=failures,
+        coverage=coverage,
+        notes=notes,
         **_raw(run),
     )
+
+
+def _coverage(detector: Detector, run: ToolRun, caller: str) -> tuple[Coverage | None, list[str]]:
+    """The run's coverage, when it measured any. A run whose tests could not all run (a build
+    failure) may write no report: then a note says so; a clean run without one is an error."""
+    plan = run.plan
+    if plan.coverage_file is None:
+        return None, []
+    if run.coverage is not None:
+        return detector.parse_coverage(run), []
+    if run.exit_code in plan.clean_codes:
+        raise VerifyToolFailedError(
+            f"{caller}: {plan.tool} ran cleanly but wrote no coverage report ({plan.display} "
+            f"at {plan.root})",
+            command=plan.display, exit_code=run.exit_code, stderr=run.stderr or run.stdout,
+        )
+    return None, [f"coverage: no report was written (exit {run.exit_code}): the tests did not "
+                  "all run; fix the failures above and run again"]
 
 
 def _composite_report(detector: Detector, run: ToolRun, caller: str) -> TestReport:
@@ -194,9 +221,17 @@ def _composite_report(detector: Detector, run: ToolRun, caller: str) -> TestRepo
                     message=f"exit {step.exit_code}: {text.splitlines()[-1] if text else ''}",
                     output=excerpt(text),
                 ))
+    coverage: Coverage | None = None
+    if run.plan.coverage_file is not None:
+        # Each step's report holds every step before it too (see NodeDetector.coverage_plan):
+        # the last one written is the run's.
+        last = [s for s in run.steps if s.ran and s.coverage is not None][-1:]
+        coverage, more = _coverage(detector, last[0] if last else run, caller)
+        notes += more
     return TestReport(
         language=run.plan.language, runner=run.plan.runner or "unknown", passed=passed,
-        failed=failed, skipped=skipped, failures=failures, notes=notes, **_raw(run),
+        failed=failed, skipped=skipped, failures=failures, notes=notes, coverage=coverage,
+        **_raw(run),
     )
 
 
@@ -235,13 +270,16 @@ async def run_tests(
     workspaces: WorkspaceResolver | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    coverage: bool = False,
 ) -> TestReport:
-    """Run the project's whole test suite and return the structured result."""
+    """Run the project's whole test suite and return the structured result; with
+    `coverage=True`, measured by the language's coverage tool, its line coverage per file and
+    in total in `report.coverage` (a missing tool: CoverageToolMissingError)."""
     ws, detector = await _prepare(
         "run_tests", sandbox, language=language, root=root, workspace=workspace,
         workspaces=workspaces, env=env, timeout=timeout,
     )
-    plan = await detector.test_plan(ws)
+    plan = await (detector.coverage_plan(ws) if coverage else detector.test_plan(ws))
     run = await execute(plan, sandbox, env=env, timeout=timeout)
     report = build_test_report(detector, run, "run_tests")
     _LAST.setdefault(sandbox, {})[ws.root] = report

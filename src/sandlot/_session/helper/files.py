@@ -11,6 +11,7 @@ import traceback
 from typing import Any
 
 from sandlot._process_group import signal_group
+from sandlot._session.helper import search
 from sandlot._session.helper.core import STDOUT, Cancelled, Request, op
 from sandlot.tools import safe_helper
 
@@ -99,6 +100,7 @@ def tool(request: Request) -> dict[str, Any]:
 
     io = safe_helper.IO
     io.out, io.read_input, io.run_tool, io.exec_in = sink.write, request.read_all, run_tool, exec_in
+    io.grep_plan = search.plan  # grep without starting rg, where that is exact
     try:
         safe_helper.run(argv)
     except safe_helper.Fail as failure:
@@ -115,6 +117,6 @@ def tool(request: Request) -> dict[str, Any]:
         sink.flush()
         return {"code": 1, "stderr": traceback.format_exc()[-STDERR_TAIL:]}
     finally:
-        io.out = io.read_input = io.run_tool = io.exec_in = None
+        io.out = io.read_input = io.run_tool = io.exec_in = io.grep_plan = None
     sink.flush()
     return {"code": 0, "stderr": ""}

@@ -195,7 +195,8 @@ class DockerCommand(RunningCommand):
         if code != 0 and not self._killed and (code >= 126 or _CLIENT_FAILURE.search(self._tail)):
             # Exit codes the client uses for its own failures, and signals: was it the
             # command, or did the container (or the engine) go away under it?
-            await self._sandbox.ensure_running(f"docker exec {self._spec.display!r}")
+            await self._sandbox.ensure_running(f"docker exec {self._spec.display!r}",
+                                               killed=code == 128 + 9)
         return code
 
     async def wait(self) -> int:
@@ -426,8 +427,22 @@ class DockerSandbox(Sandbox):
             if not task.done():
                 task.cancel()
 
-    async def ensure_running(self, what: str) -> None:
-        """Raise `SandboxGoneError` / `BackendUnavailableError` unless the container runs."""
+    async def ensure_running(self, what: str, *, killed: bool = False) -> None:
+        """Raise `SandboxGoneError` / `BackendUnavailableError` unless the container runs.
+
+        `killed`: a command just died of SIGKILL. A `docker rm -f` kills the container's
+        init, and with it every process of the container, before the engine marks the
+        container stopped: the inspect below can still say running. An exec that starts
+        tells the two apart (none starts in a container whose init is dead), and stands for
+        every later call, which would fail the same way."""
+        if killed and await self._state() == "running":
+            probe = await self.cli.run("exec", self.container_id, "true", timeout=30)
+            if probe.code == 0:
+                return  # killed inside a live container: the command's own exit
+            raise self.cli.error(
+                probe.stderr or "the container's processes ended", what=what,
+                container=self.name, fallback=SandboxGoneError,
+            )  # fmt: skip
         done = await self.cli.run(
             "container", "inspect", "--format", "{{.State.Running}}", self.container_id,
             timeout=30,

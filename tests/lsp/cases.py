@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .support import SERVERS
-
 
 @dataclass(frozen=True)
 class Case:
@@ -90,8 +88,6 @@ NODE = Case(
              '  return "half";\n}\n', 3),
 )
 
-CASES: dict[str, Case] = {case.language: case for case in (GO, PYTHON, NODE)}
-
 RUST = Case(
     language="rust",
     fixture="rust",
@@ -109,6 +105,4 @@ RUST = Case(
              'pub fn half(cents: u32) -> u32 {\n    "half"\n}\n', 5),
 )
 
-#: Rust joins when rust-analyzer is installed (adr/0053: its build is opt-in here).
-if (SERVERS / "bin" / "rust-analyzer").exists():
-    CASES["rust"] = RUST
+CASES: dict[str, Case] = {case.language: case for case in (GO, PYTHON, NODE, RUST)}

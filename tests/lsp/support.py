@@ -78,8 +78,12 @@ async def _docker() -> AsyncIterator[Backend]:
 def _coder(module: str) -> Callable[[], AbstractAsyncContextManager[Backend]]:
     @asynccontextmanager
     async def made() -> AsyncIterator[Backend]:
-        # The agents run on this machine: the host's toolchains and servers are theirs.
-        env = {"PATH": path_for(os.environ.get("PATH", "")), "NO_COLOR": "1"}
+        # The agents run on this machine: the host's toolchains and servers are theirs. Their
+        # environment has no HOME of this user, so rustup (cargo, for rust-analyzer) is told.
+        home = os.path.expanduser("~")
+        env = {"PATH": path_for(os.environ.get("PATH", "")), "NO_COLOR": "1",
+               "RUSTUP_HOME": os.environ.get("RUSTUP_HOME", f"{home}/.rustup"),
+               "CARGO_HOME": os.environ.get("CARGO_HOME", f"{home}/.cargo")}
         async with backends.load(module).provider() as provider:
             yield provider, env
 

@@ -185,7 +185,15 @@ class LanguageServers:
         try:
             return await server.connection.request(method, params, timeout=max(left, 0.01))
         except TimeoutError:
-            what = server.busy() or server.progress.last or "no progress reported"
+            busy = server.busy()
+            if busy is not None:
+                # It began indexing after the request went out (a progress token opened late):
+                # the same error as a wait for the index that ran out.
+                raise LanguageServerTimeoutError(
+                    f"{server.name} is still indexing after {self._budget(server):g}s ({busy}; "
+                    f"last message: {server.progress.last or 'none'}); call again later, or "
+                    "raise index_timeout") from None
+            what = server.progress.last or "no progress reported"
             raise LanguageServerTimeoutError(
                 f"{server.name} did not answer {method} within {self._budget(server):g}s "
                 f"({what}); call again, or raise "

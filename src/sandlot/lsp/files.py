@@ -87,46 +87,21 @@ def parse_many(data: bytes, paths: list[str]) -> dict[str, str | None]:
 
 async def read_many(sandbox: Sandbox, root: str, paths: list[str], *,
                     env: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """READ_MANY's texts, served by the sandbox's session helper (its `read_many`, the same
+    output without the script's three process starts: a warm navigation call then costs about
+    the server's own time), else by the script."""
     if not paths:
         return {}
-    root = root.rstrip("/") or "/"
-    served = await _in_session(sandbox, root, paths, env)
-    if served is not None:
-        return served
-    from ..tools.runner import run_script
+    from ..tools.runner import run_op_in_session, run_script
 
-    result = await run_script(sandbox, READ_MANY, [root, str(TOTAL_CAP), *paths],
-                              name="lsp-read", env=env, timeout=60, limit=TOTAL_CAP + 65536)
+    root = root.rstrip("/") or "/"
+    limit = TOTAL_CAP + 65536
+    result = await run_op_in_session(sandbox, "read_many",
+                                     {"root": root, "cap": TOTAL_CAP, "paths": paths},
+                                     name="lsp-read", env=env, timeout=60, limit=limit)
+    if result is None:
+        result = await run_script(sandbox, READ_MANY, [root, str(TOTAL_CAP), *paths],
+                                  name="lsp-read", env=env, timeout=60, limit=limit)
     if result.exit_code != 0 or result.truncated:
         return dict.fromkeys(paths)
     return parse_many(result.stdout, paths)
-
-
-async def _in_session(sandbox: Sandbox, root: str, paths: list[str],
-                      env: Mapping[str, str] | None) -> dict[str, str | None] | None:
-    """READ_MANY served by the sandbox's session helper (its `read_many`, the same output):
-    no process start, so a warm navigation call costs about the server's own time. None when
-    the session cannot serve it: the caller runs the script."""
-    from .. import _shell
-    from .._engine import engine_of
-    from .._session.client import HelperLost, HelperUnavailable, session_for
-    from ..tools.runner import HeadCapture
-
-    engine = engine_of(sandbox)
-    if not engine.session_helper:
-        return None
-    out = HeadCapture(TOTAL_CAP + 65536)
-
-    async def on_data(channel: int, data: bytes) -> None:
-        if channel == 1:
-            await out.feed(data)
-
-    session = session_for(engine, _shell.validate_env(env))
-    try:
-        result = await session.run("read_many", {"root": root, "cap": TOTAL_CAP,
-                                                 "paths": paths}, on_data=on_data, timeout=60)
-    except (HelperUnavailable, HelperLost):
-        return None
-    if result is None or result.get("code") != 0 or out.truncated:
-        return dict.fromkeys(paths)
-    return parse_many(bytes(out.data), paths)

@@ -107,6 +107,23 @@ async def run_in_session(
     argv`, without a process start. None when the session cannot serve it (off, no usable
     python3, or lost during this call with input that can be sent again): the caller then
     runs the one-command path. A lost call whose input was a stream fails with ToolError."""
+    return await run_op_in_session(sandbox, "tool", {"argv": list(argv)}, name=name, env=env,
+                                   stdin=stdin, timeout=timeout, limit=limit)
+
+
+async def run_op_in_session(
+    sandbox: Sandbox,
+    op: str,
+    args: Mapping[str, object],
+    *,
+    name: str,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | AsyncIterable[bytes] | None = None,
+    timeout: float | None = None,
+    limit: int = 1 << 20,
+) -> ScriptResult | None:
+    """The session helper's operation `op` (its RESULT a `code`, its stdout the DATA), as a
+    ScriptResult; None when the session cannot serve it, as for `run_in_session`."""
     engine = engine_of(sandbox)
     engine.ensure_open()
     if not engine.session_helper:
@@ -119,7 +136,7 @@ async def run_in_session(
             await out.feed(data)
 
     try:
-        result = await session.run("tool", {"argv": list(argv)}, stdin=stdin, on_data=on_data,
+        result = await session.run(op, dict(args), stdin=stdin, on_data=on_data,
                                    timeout=timeout)
     except HelperUnavailable:
         return None

@@ -22,6 +22,7 @@ import httpx
 
 import sandlot
 from sandlot.testing import AgentSpec, FakeCoderDeployment
+from sandlot.testing.ports import listen_port
 
 from .core import Measurement, Unavailable, interleaved
 from .measures import Scratch
@@ -29,7 +30,7 @@ from .measures import Scratch
 
 @contextlib.asynccontextmanager
 async def _host_server(root: Path) -> AsyncIterator[int]:
-    port = random.randint(30000, 45000)
+    port = listen_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port),
         cwd=root, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)

@@ -22,6 +22,7 @@ from sandlot import (
     ConnectionLostError,
 )
 from sandlot.backends.coder.sandbox import CoderSandbox
+from sandlot.testing.ports import listen_port
 
 from .deployment import SINGLE, ArgvRecorder, FakeDeployment
 
@@ -256,14 +257,13 @@ async def test_windows_agent_is_refused(fake: FakeDeployment) -> None:
 
 async def test_a_forward_outlives_a_dropped_connection(fake: FakeDeployment, tmp_path: Path
                                                        ) -> None:
-    import random
 
     import httpx
 
     fake.fake.drop_connection_on("DROP-HERE", times=1)
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "ok.txt").write_text("ok")
-    port = random.randint(20000, 45000)
+    port = listen_port()
     async with _provider(fake).session() as sandbox:
         assert isinstance(sandbox, CoderSandbox)
         await sandbox.copy_in(tmp_path / "site", f"{sandbox.worktree}/site")

@@ -5,7 +5,6 @@ break the forward, and a forward that is gone once its block ends or its sandbox
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import ModuleType
@@ -16,6 +15,7 @@ import pytest
 
 from sandlot import IsolatedSandboxProvider, Sandbox
 from sandlot.forward import ForwardAddress
+from sandlot.testing.ports import listen_port
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +29,7 @@ SERVE = (
 
 
 def _port() -> int:
-    return random.randint(20000, 45000)
+    return listen_port()
 
 
 @asynccontextmanager

@@ -18,6 +18,7 @@ import anyio.abc
 import pytest
 
 from sandlot.backends.docker import DockerSandbox
+from sandlot.testing.ports import listen_port
 from tests.backends import docker as docker_backend
 
 pytestmark = pytest.mark.anyio
@@ -143,7 +144,7 @@ async def _fill(conn: anyio.abc.SocketStream) -> int:
 async def test_leaving_a_forward_whose_peers_never_read_is_bounded(
     sandbox: DockerSandbox, mode: str
 ) -> None:
-    port = random.randint(20000, 45000)
+    port = listen_port()
     server = await sandbox.start(["python3", "-c", SERVER, mode, str(port)])
     try:
         up = await sandbox.exec(["python3", "-c", UP, str(port)], timeout=60)

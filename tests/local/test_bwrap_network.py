@@ -4,13 +4,13 @@ reach from inside."""
 
 from __future__ import annotations
 
-import random
 import socket
 
 import anyio
 import pytest
 
 import sandlot
+from sandlot.testing.ports import listen_port
 from tests.helpers import require_binary
 
 pytestmark = pytest.mark.anyio
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_commands_share_a_loopback_the_host_cannot_see() -> None:
     require_binary("bwrap", "apt-get install bubblewrap")
-    port = random.randint(20000, 45000)
+    port = listen_port()
     with socket.socket() as host_listener:  # a host port: not visible from the sandbox
         host_listener.bind(("127.0.0.1", 0))
         host_listener.listen(1)

@@ -4,7 +4,6 @@ the command started in the sandbox."""
 from __future__ import annotations
 
 import os
-import random
 import re
 import subprocess
 import sys
@@ -14,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from sandlot.testing.ports import listen_port
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +23,7 @@ def test_exec_forward_prints_a_url_that_reaches_the_command(tmp_path: Path) -> N
     (tmp_path / "site" / "hello.txt").write_text("from the sandbox\n")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     env.pop("SANDLOT_PROVIDER", None)
-    port = random.randint(20000, 45000)
+    port = listen_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sandlot", "exec", "--copy-in", str(tmp_path / "site"),
          "--forward", str(port), "--", f"exec python3 -m http.server --bind 127.0.0.1 {port}"],

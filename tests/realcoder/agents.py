@@ -24,7 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .procs import Service, free_port
+from sandlot.testing.ports import listen_port
+
+from .procs import Service
 
 log = logging.getLogger(__name__)
 
@@ -155,9 +157,9 @@ class AgentSupervisor:
             "CODER_AGENT_LOG_DIR": str(base / "logs"),
             "CODER_AGENT_SCRIPT_DATA_DIR": str(base / "scripts"),
             # Each agent would otherwise bind the same fixed debug ports.
-            "CODER_AGENT_PPROF_ADDRESS": f"127.0.0.1:{free_port()}",
-            "CODER_AGENT_PROMETHEUS_ADDRESS": f"127.0.0.1:{free_port()}",
-            "CODER_AGENT_DEBUG_ADDRESS": f"127.0.0.1:{free_port()}",
+            "CODER_AGENT_PPROF_ADDRESS": f"127.0.0.1:{listen_port()}",
+            "CODER_AGENT_PROMETHEUS_ADDRESS": f"127.0.0.1:{listen_port()}",
+            "CODER_AGENT_DEBUG_ADDRESS": f"127.0.0.1:{listen_port()}",
             # No docker here, and nothing to discover.
             "CODER_AGENT_DEVCONTAINERS_ENABLE": "false",
         }

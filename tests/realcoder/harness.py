@@ -31,11 +31,12 @@ from types import ModuleType, TracebackType
 from typing import Any, TypedDict
 
 from sandlot._tree import remove_tree
+from sandlot.testing.ports import listen_port
 
 from .agents import AgentSupervisor
 from .echo_template import EchoParameter, EchoTemplate, compile_proto, tar_directory, write_template
 from .postgres import Postgres
-from .procs import Service, descendants, free_port, run, wait_until
+from .procs import Service, descendants, run, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION_FILE = REPO / "scripts" / "coder-version"
@@ -323,7 +324,7 @@ class RealCoder:
         home = self.root / "server-home"
         last_error: Exception | None = None
         for _attempt in range(3):  # a free port can be taken between pick and bind
-            port = free_port()
+            port = listen_port()
             self.url = f"http://127.0.0.1:{port}"
             env = _base_env(home)
             env.update(

@@ -11,7 +11,6 @@ import contextlib
 import os
 import pwd
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,14 +21,6 @@ from typing import TypeVar
 from sandlot._process_group import signal_group
 
 T = TypeVar("T")
-
-
-def free_port() -> int:
-    """A loopback TCP port that is free right now (the caller binds it soon after)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import queue
-import random
 import signal
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from sandlot.testing.ports import listen_port
 from tests.helpers import require_binary
 
 STARTUP = 120.0
@@ -205,7 +205,7 @@ def test_a_deep_tree_made_by_a_run_is_removed_at_shutdown(root: Path) -> None:
 
 
 def test_forwards_reach_a_server_started_through_execute(root: Path) -> None:
-    port = random.randint(20000, 45000)
+    port = listen_port()
     with sandlot_serve(root, "--mode", "python") as serve:
         url = url_of(serve.wait_for("listening on"))
         # A run that starts a server which outlives it (nohup: the run's process group ends).

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sandlot.testing.ports import listen_port
 from tests.helpers import require
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,16 +69,10 @@ provider.shutdown()
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def collector(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     require(COLLECTOR.is_file(), f"{COLLECTOR} missing; run scripts/setup.d/47-otelcol.sh")
-    port, out = free_port(), tmp_path / "spans.jsonl"
+    port, out = listen_port(), tmp_path / "spans.jsonl"
     config = tmp_path / "collector.yaml"
     config.write_text(CONFIG.format(port=port, out=out))
     log = (tmp_path / "collector.log").open("w")

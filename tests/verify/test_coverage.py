@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 import pytest
 from mcp import Client
@@ -45,8 +46,8 @@ async def test_go_agrees_with_go_tool_cover(projects: Projects) -> None:
     # go's own per-function report of the same tests: a function never run (0.0%) starts an
     # uncovered range at its line; a function run whole (100.0%) has no line uncovered.
     own = await sandbox.exec(
-        "go test -count=1 -coverprofile=/tmp/own.out ./... >/dev/null; "
-        "go tool cover -func=/tmp/own.out", cwd=sandbox.worktree)
+        'own=$(mktemp); go test -count=1 -coverprofile="$own" ./... >/dev/null; '
+        'go tool cover -func="$own"; rm -f "$own"', cwd=sandbox.worktree)
     rows = re.findall(r"^example\.com/verifyfixture/(\S+):(\d+):\s+\S+\s+([\d.]+)%$",
                       own.stdout, re.M)
     assert rows, own.stdout + own.stderr
@@ -65,8 +66,9 @@ async def test_python_agrees_with_coverage_report(projects: Projects) -> None:
     assert report.coverage is not None
     # coverage.py's own table of the same run: Stmts, Miss and Missing per file.
     own = await sandbox.exec(
-        "export COVERAGE_FILE=/tmp/own.coverage; python3 -m coverage run -m pytest -q "
-        "-p no:cacheprovider >/dev/null; python3 -m coverage report -m", cwd=sandbox.worktree)
+        'own=$(mktemp -d); export COVERAGE_FILE="$own/.coverage"; python3 -m coverage run -m '
+        'pytest -q -p no:cacheprovider >/dev/null; python3 -m coverage report -m; rm -rf "$own"',
+        cwd=sandbox.worktree)
     rows = {m[0]: (int(m[1]), int(m[2]), m[3].strip()) for m in re.findall(
         r"^(\S+\.py) +(\d+) +(\d+) +\d+%[ \t]*(.*)$", own.stdout, re.M)}
     assert rows, own.stdout + own.stderr
@@ -74,13 +76,15 @@ async def test_python_agrees_with_coverage_report(projects: Projects) -> None:
                     for f in report.coverage.files}
 
 
-#: Each Node runner's own summary of the same tests (istanbul's json-summary), written to /tmp.
+#: Each Node runner's own summary of the same tests (istanbul's json-summary), written to a
+#: directory of the test's own: on the local backend /tmp is the host's, shared by the parallel
+#: workers, so a fixed name let one worker's rm -rf take another's summary away.
 OWN_SUMMARY = {
-    "node": "c8 --reporter=json-summary --report-dir=/tmp/own --temp-directory=/tmp/own/raw "
+    "node": 'c8 --reporter=json-summary --report-dir="$own" --temp-directory="$own/raw" '
             "npm test",
-    "node-jest": "jest --coverage --coverageReporters=json-summary --coverageDirectory=/tmp/own",
+    "node-jest": 'jest --coverage --coverageReporters=json-summary --coverageDirectory="$own"',
     "node-vitest": "vitest run --coverage.enabled=true --coverage.reporter=json-summary "
-                   "--coverage.reportOnFailure=true --coverage.reportsDirectory=/tmp/own",
+                   '--coverage.reportOnFailure=true --coverage.reportsDirectory="$own"',
 }
 
 
@@ -90,8 +94,8 @@ async def test_node_agrees_with_the_runners_summary(projects: Projects, fixture:
     report = await run_tests(sandbox, coverage=True)
     assert report.coverage is not None
     own = await sandbox.exec(
-        f"rm -rf /tmp/own; PATH=$PWD/node_modules/.bin:$PATH {OWN_SUMMARY[fixture]} "
-        ">/dev/null 2>&1; cat /tmp/own/coverage-summary.json; rm -rf /tmp/own",
+        f"own=$(mktemp -d); PATH=$PWD/node_modules/.bin:$PATH {OWN_SUMMARY[fixture]} "
+        '>/dev/null 2>&1; cat "$own/coverage-summary.json"; rm -rf "$own"',
         cwd=sandbox.worktree)
     summary = json.loads(own.stdout)
     theirs = {relative(name, sandbox.worktree): (row["lines"]["total"], row["lines"]["covered"])
@@ -116,7 +120,7 @@ async def test_node_without_c8_says_what_to_install(projects: Projects) -> None:
 async def test_vitest_without_a_coverage_provider(projects: Projects) -> None:
     sandbox = await projects.get("node-vitest")
     # The provider moved away for this test only (a fresh copy of node_modules costs seconds).
-    provider, away = "node_modules/@vitest/coverage-v8", "/tmp/coverage-v8-away"
+    provider, away = "node_modules/@vitest/coverage-v8", f"/tmp/coverage-v8-{uuid.uuid4().hex}"
     await sandbox.exec(["mv", provider, away], cwd=sandbox.worktree, check=True)
     try:
         with pytest.raises(CoverageToolMissingError) as caught:

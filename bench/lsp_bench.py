@@ -15,8 +15,11 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import statistics
+import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,16 @@ async def _until_idle(pid: int, window: float = 0.5, limit: float = 60.0) -> Non
             return
 
 
+@contextlib.asynccontextmanager
+async def _copy(source: Path) -> AsyncIterator[str]:
+    """A copy of the project of the bare client's own: its server builds in its own target
+    directory (cargo's, a cache of the server's), not after sandlot's server has built."""
+    with tempfile.TemporaryDirectory(prefix="sandlot-lsp-bench-") as scratch:
+        root = Path(scratch) / "project"
+        await asyncio.to_thread(shutil.copytree, source, root, symlinks=True)
+        yield str(root)
+
+
 def _where(root: Path, path: str, pattern: str) -> tuple[int, int]:
     """1-based (line, column) of the symbol (the corpus holds ASCII sources)."""
     for number, line in enumerate((root / path).read_text().splitlines(), 1):
@@ -71,7 +84,9 @@ def _where(root: Path, path: str, pattern: str) -> tuple[int, int]:
 
 
 class BareClient:
-    """The least a client can do: frames over a pipe, null answers to the server's requests."""
+    """The least a correct client can do: frames over a pipe, null answers to the server's
+    requests, and -- where the server says when it has loaded the workspace (rust-analyzer's
+    serverStatus) -- no answer taken before it has."""
 
     def __init__(self) -> None:
         self.proc: asyncio.subprocess.Process | None = None
@@ -79,6 +94,8 @@ class BareClient:
         self.ids = 0
         self.reader = FrameReader()
         self.pump: asyncio.Task[None] | None = None
+        #: None until the server sends a status; then whether it said it is fully loaded.
+        self.quiescent: bool | None = None
 
     async def start(self, argv: list[str], root: str, env: dict[str, str]) -> None:
         self.proc = await asyncio.create_subprocess_exec(
@@ -89,7 +106,8 @@ class BareClient:
             "processId": None, "rootUri": file_uri(root),
             "workspaceFolders": [{"uri": file_uri(root), "name": "root"}],
             "capabilities": {"window": {"workDoneProgress": True},
-                             "workspace": {"configuration": True}}})
+                             "workspace": {"configuration": True},
+                             "experimental": {"serverStatusNotification": True}}})
         self.notify("initialized", {})
 
     async def _read(self) -> None:
@@ -102,6 +120,8 @@ class BareClient:
                     self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
                 elif "id" in message and message["id"] in self.pending:
                     self.pending.pop(message["id"]).set_result(message.get("result"))
+                elif message.get("method") == "experimental/serverStatus":
+                    self.quiescent = bool((message.get("params") or {}).get("quiescent"))
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -137,8 +157,12 @@ async def _bare_cold(argv: list[str], root: str, env: dict[str, str], path: str,
         "text": Path(root, path).read_text()}})
     params = {"textDocument": {"uri": uri}, "position": position,
               "context": {"includeDeclaration": True}}
-    # A server still loading answers [] (typescript-language-server): ask until it knows.
-    while not await client.request("textDocument/references", params):  # noqa: ASYNC110
+    # A server still loading answers [] (typescript-language-server): ask until it knows; one
+    # that says when it is loaded (rust-analyzer) may answer from half a workspace before.
+    while True:
+        answer = await client.request("textDocument/references", params)
+        if answer and client.quiescent is not False:
+            break
         await asyncio.sleep(0.05)
     return time.perf_counter() - started, client
 
@@ -155,19 +179,18 @@ async def _one(language: str, quick: bool) -> list[Measurement]:
     line, column = _where(source, path, pattern)
     env = {"PATH": f"{SERVERS / 'bin'}:{os.environ.get('PATH', '')}"}
     rounds = 5 if quick else 40
-    async with sandlot.local(env=env).session() as sandbox:
+    async with sandlot.local(env=env).session() as sandbox, _copy(source) as bare_root:
         await sandbox.copy_in(source, sandbox.worktree)
-        root = sandbox.worktree
         started = time.perf_counter()
         async with LanguageServers(sandbox, env=env) as lsp:
             refs = await lsp.find_references(path, line, column)
             cold = time.perf_counter() - started
             ext = "." + path.rsplit(".", 1)[-1]
             position = {"line": line - 1, "character": column - 1}
-            bare_cold, bare = await _bare_cold(list(detector.lsp_command), root, env, path,
-                                               detector.lsp_extensions[ext], position)
+            bare_cold, bare = await _bare_cold(list(detector.lsp_command), bare_root, env,
+                                               path, detector.lsp_extensions[ext], position)
             try:
-                uri = file_uri(f"{root}/{path}")
+                uri = file_uri(f"{bare_root}/{path}")
                 params = {"textDocument": {"uri": uri}, "position": position,
                           "context": {"includeDeclaration": True}}
                 ours: list[float] = []

@@ -13,8 +13,10 @@ machine hits them alike; the difference of the medians is in `extra` too, with t
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
 
@@ -38,9 +40,15 @@ async def _timed(call: Callable[[], Awaitable[object]]) -> float:
     return time.perf_counter() - started
 
 
+def _tool_path() -> str:
+    """PATH with the running interpreter's bin directory first: `python -m bench` from the
+    project's virtualenv, not activated, still finds the ruff installed there."""
+    return os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+
 async def _measure(language: str, rounds: int) -> Measurement:
     name, content = PY if language == "python" else GO
-    async with sandlot.local().session() as sandbox:
+    async with sandlot.local(env={"PATH": _tool_path()}).session() as sandbox:
         root = sandbox.worktree
         direct = _direct(root, name)
         if language == "go":
@@ -106,7 +114,8 @@ def _direct(root: str, name: str) -> str:
 
 
 async def run(quick: bool = False) -> list[Measurement]:
-    missing = [tool for tool in ("ruff", "go", "gofmt") if shutil.which(tool) is None]
+    missing = [tool for tool in ("ruff", "go", "gofmt")
+               if shutil.which(tool, path=_tool_path()) is None]
     if missing:
         raise Unavailable(f"not on PATH: {', '.join(missing)} (scripts/setup.d/40-verify-tools.sh)")
     # go vet's own time varies by several ms from one run to the next, and the per-round

@@ -61,7 +61,7 @@ def _route(files: dict[str, bytes], root: Path, pattern: str, icase: bool, ctx: 
 
 
 def _events(raw: bytes) -> Iterator[dict[str, Any]]:
-    """The events without rg's self-accounting (its clock, and what it printed in a
+    """The events without rg's self-accounting (its clock, the bytes it printed, and the
     summary that covers only the files it searched)."""
     for line in raw.splitlines():
         event = json.loads(line)
@@ -70,6 +70,7 @@ def _events(raw: bytes) -> Iterator[dict[str, Any]]:
         stats = event["data"].get("stats")
         if stats is not None:
             stats.pop("elapsed")
+            stats.pop("bytes_printed")
         yield event
 
 
@@ -113,6 +114,19 @@ def test_a_plain_tree_takes_no_rg_run(tmp_path: Path) -> None:
     assert _agree(tmp_path, ascii_only, "needle") == 0
     assert _agree(tmp_path, ascii_only, "\\w+dle", ctx=1) == 0
     assert _agree(tmp_path, TREE, "needle", icase=True) == 0
+
+
+def test_each_files_end_counts_the_bytes_printed_for_it(tmp_path: Path) -> None:
+    raw, _ = _route(TREE, tmp_path, "needle", False, 1, in_process=True)
+    printed = 0
+    ends = 0
+    for line in raw.splitlines(keepends=True):
+        event = json.loads(line)
+        if event["type"] == "end":
+            assert event["data"]["stats"]["bytes_printed"] == printed
+            ends += 1
+        printed = 0 if event["type"] == "end" else printed + len(line)
+    assert ends == sum(b"needle" in data for data in TREE.values())
 
 
 @pytest.mark.parametrize("data", [

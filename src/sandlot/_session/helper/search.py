@@ -34,7 +34,9 @@ rather than approximating:
 
 The events are rg's own, field for field and in rg's key order (dumped by json.dumps as the
 rg route re-dumps them); only rg's self-accounting differs: `elapsed` is this search's time and
-`bytes_printed` the size of the events in rg's compact form. The host reads neither.
+`bytes_printed` the size of the lines this route wrote for the file (rg counts its compact form
+under a /dev/fd name; reproducing that cost a second JSON dump of every event). The host reads
+neither.
 """
 
 from __future__ import annotations
@@ -326,7 +328,6 @@ class Plan:
             shown.extend(range(max(0, index - context), min(len(starts), index + context + 1)))
         path = {"text": name}
         out: list[dict[str, Any]] = [{"type": "begin", "data": {"path": path}}]
-        printed = _compact(out[0], fd)
         total = 0
         for index in sorted(set(shown)):
             begin = starts[index]
@@ -343,11 +344,11 @@ class Plan:
             event = {"type": "match" if subs else "context",
                      "data": {"path": path, "lines": {"text": line}, "line_number": index + 1,
                               "absolute_offset": offset, "submatches": subs}}
-            printed += _compact(event, fd)
             out.append(event)
+        # bytes_printed is set as the events are written (`__call__`).
         stats = {"elapsed": _elapsed(time.monotonic() - started), "searches": 1,
                  "searches_with_match": 1, "bytes_searched": len(data),
-                 "bytes_printed": printed, "matched_lines": len(by_line), "matches": total}
+                 "bytes_printed": 0, "matched_lines": len(by_line), "matches": total}
         out.append({"type": "end", "data": {"path": path, "binary_offset": None,
                                             "stats": stats}})
         return out
@@ -372,9 +373,14 @@ class Plan:
         summary = {"bytes_printed": 0, "bytes_searched": 0, "elapsed": 0.0,
                    "matched_lines": 0, "matches": 0, "searches": 0, "searches_with_match": 0}
         for (name, _), events in ((entries[i], mine[i]) for i in range(len(entries))):
+            printed = 0
             for event in theirs.get(name, []) if events is None else events:
-                write(json.dumps(event).encode() + b"\n")
                 stats = event["data"].get("stats") if event.get("type") == "end" else None
+                if events is not None and isinstance(stats, dict):
+                    stats["bytes_printed"] = printed  # this route's own lines, as printed
+                line = json.dumps(event).encode() + b"\n"
+                printed += len(line)
+                write(line)
                 if isinstance(stats, dict):
                     for key in summary:
                         value = stats.get(key)
@@ -396,14 +402,6 @@ def _elapsed(seconds: float, sort: bool = False) -> dict[str, Any]:
     if sort:  # rg writes the summary's keys sorted
         return {"human": human, "nanos": nanos, "secs": secs}
     return {"secs": secs, "nanos": nanos, "human": human}
-
-
-def _compact(event: dict[str, Any], fd: int) -> int:
-    """The size rg counts for an event it prints: compact JSON, under its /dev/fd name."""
-    data = dict(event["data"])
-    data["path"] = {"text": f"/dev/fd/{fd}"}
-    return len(json.dumps({"type": event["type"], "data": data}, ensure_ascii=False,
-                          separators=(",", ":")).encode()) + 1
 
 
 _PLANS: dict[tuple[str, bool], tuple[str, bool, int, int] | None] = {}

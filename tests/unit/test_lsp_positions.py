@@ -4,9 +4,18 @@ code units): characters outside the BMP count once for the model and twice for t
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sandlot.errors import ToolError
-from sandlot.lsp.positions import apply_edits, from_lsp, lines_of, to_lsp
+from sandlot.lsp.positions import (
+    apply_edits,
+    from_lsp,
+    from_utf16,
+    lines_of,
+    to_lsp,
+    to_utf16,
+)
 
 TEXT = 'package main\n\tx := "\U0001f375\U0001f375"; y := caf\u00e9(x)\n'
 
@@ -48,3 +57,22 @@ def test_overlapping_edits_are_refused() -> None:
     same = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 4}}
     with pytest.raises(ToolError, match="overlapping"):
         apply_edits(TEXT, [{"range": same, "newText": "a"}, {"range": same, "newText": "b"}])
+
+
+def _units_to_column(line_text: str, units: int) -> int:
+    """The conversion spelled out, character by character (the fast paths must agree)."""
+    seen = 0
+    for index, ch in enumerate(line_text):
+        if seen >= units:
+            return index + 1
+        seen += 2 if ord(ch) > 0xFFFF else 1
+    return len(line_text) + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(alphabet=st.characters(max_codepoint=0x7F)), st.text()),
+       st.integers(min_value=-2, max_value=60))
+def test_ascii_lines_take_the_short_way_to_the_same_columns(line_text: str, n: int) -> None:
+    assert from_utf16(line_text, n) == _units_to_column(line_text, n)
+    prefix = line_text[: max(n - 1, 0)]
+    assert to_utf16(line_text, n) == sum(2 if ord(ch) > 0xFFFF else 1 for ch in prefix)

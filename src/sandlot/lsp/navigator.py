@@ -278,12 +278,17 @@ class LanguageServers:
                          known: Mapping[str, str | None] | None = None) -> list[Location]:
         items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []
         found: list[tuple[str, Any]] = []
+        # An answer names few files many times (19 references in 4 files): each file's path
+        # and how it is shown are worked out once.
+        paths: dict[str, str | None] = {}
         for item in items:
             if not isinstance(item, dict):
                 continue
             uri = item.get("uri") or item.get("targetUri")
             rng = item.get("range") or item.get("targetSelectionRange")
-            path = uri_path(str(uri)) if uri else None
+            if uri and str(uri) not in paths:
+                paths[str(uri)] = uri_path(str(uri))
+            path = paths[str(uri)] if uri else None
             if path is not None and isinstance(rng, dict):
                 found.append((path, rng))
         texts = await self._texts([p for p, _ in found], server, known)
@@ -294,10 +299,13 @@ class LanguageServers:
         while len(self._recent) > RECENT:
             self._recent.pop(next(iter(self._recent)))
         out: list[Location] = []
+        shows: dict[str, tuple[str, bool]] = {}
         for path, rng in found:
             lines = texts.get(path)
             span = self._span(lines, rng)
-            shown, inside = self._show(path)
+            if path not in shows:
+                shows[path] = self._show(path)
+            shown, inside = shows[path]
             text = _line(lines, span.line)
             out.append(Location(path=shown, in_workspace=inside, span=span, text=text))
         out.sort(key=lambda loc: (not loc.in_workspace, loc.path, loc.span.line,

@@ -24,12 +24,16 @@ def to_utf16(line_text: str, column: int) -> int:
     """0-based UTF-16 offset of 1-based code-point `column` in `line_text` (a column one past
     the end is the line's end, where an insertion goes)."""
     prefix = line_text[: max(column - 1, 0)]
+    if prefix.isascii():  # most source lines: one unit a character
+        return len(prefix)
     return sum(2 if ord(ch) > 0xFFFF else 1 for ch in prefix)
 
 
 def from_utf16(line_text: str, units: int) -> int:
     """1-based code-point column of 0-based UTF-16 offset `units` in `line_text` (an offset in
     the middle of a surrogate pair lands on that character)."""
+    if line_text.isascii():  # most source lines: one unit a character
+        return max(0, min(units, len(line_text))) + 1
     seen = 0
     for index, ch in enumerate(line_text):
         if seen >= units:

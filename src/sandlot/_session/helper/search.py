@@ -292,7 +292,11 @@ class Plan:
         size = os.fstat(fd).st_size
         if size > MAX_FILE:
             return None
-        data = os.pread(fd, MAX_FILE + 1, 0)
+        # A buffer of the file's size (and one byte more, to see it grow): one of MAX_FILE
+        # for every file was a 4 MiB allocation, mapped and unmapped, per small file.
+        data = os.pread(fd, size + 1, 0)
+        if len(data) > size:  # it grew since fstat: read what there is, up to the bound
+            data = os.pread(fd, MAX_FILE + 1, 0)
         if len(data) > MAX_FILE or b"\0" in data or data.startswith(_BOMS):
             return None
         is_ascii = data.isascii()

@@ -100,9 +100,16 @@ def marked(matches: Matcher, skip: int) -> list[int]:
     return found
 
 
-def kill_all(pids: list[int]) -> int:
+def kill_all(pids: list[int], matches: Matcher) -> int:
+    """SIGKILL each of `pids` that still carries the mark. Its environment is read again just
+    before the kill: `marked` may have found it up to `SETTLE` earlier, and a pid freed since
+    can belong to any process of the machine by now (a container's, seen from the host). One
+    that reads empty now (inside `execve`) is left to the sweep's next round."""
     killed = 0
     for pid in pids:
+        environ = read(pid, "environ")
+        if not environ or not matches(environ.split(b"\0")):
+            continue
         try:
             os.kill(pid, signal.SIGKILL)
             killed += 1
@@ -123,7 +130,7 @@ def main(argv: list[str]) -> int:
         pids = marked(matches, os.getpid())
         if not pids:
             return 0
-        kill_all(pids)
+        kill_all(pids, matches)
         time.sleep(ROUND_PAUSE)
     return 3
 

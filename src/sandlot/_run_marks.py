@@ -81,7 +81,7 @@ async def host_sweep(mark: str) -> int:
         pids = host_pids(mark)
         if not pids:
             return killed
-        killed += _proc_scan.kill_all(pids)
+        killed += _proc_scan.kill_all(pids, lambda entries: _matches(entries, mark))
         await asyncio.sleep(_proc_scan.ROUND_PAUSE)
     return killed
 

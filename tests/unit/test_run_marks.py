@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import time
 
 import anyio
 import pytest
 
-from sandlot import _run_marks
+from sandlot import _proc_scan, _run_marks
 
 pytestmark = pytest.mark.anyio
 
@@ -144,3 +145,27 @@ async def test_a_process_without_environment_does_not_hold_a_search() -> None:
     finally:
         bare.kill()
         bare.wait()
+
+
+def test_a_pid_that_no_longer_carries_the_mark_is_not_killed() -> None:
+    # What a sweep found may be gone when it kills, its pid given to another process: the
+    # kill reads the environment again and spares a process without the mark.
+    mark = _run_marks.command_mark(_run_marks.new_sandbox_mark(), 1)
+    stranger = subprocess.Popen(["sleep", "30"], env={"PATH": os.environ["PATH"]})
+    marked = subprocess.Popen(["sleep", "30"],
+                              env={"PATH": os.environ["PATH"], _run_marks.RUN_ENV: mark})
+    try:
+        def carries(entries: list[bytes]) -> bool:
+            return f"{_run_marks.RUN_ENV}={mark}".encode() in entries
+
+        # Until both have finished their execve (the environment reads empty inside it).
+        while not all(_proc_scan.read(p.pid, "environ") for p in (stranger, marked)):
+            time.sleep(0.005)
+        assert _proc_scan.kill_all([stranger.pid, marked.pid], carries) == 1
+        assert marked.wait(10) == -9
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        marked.kill()
+        stranger.wait()
+        marked.wait()

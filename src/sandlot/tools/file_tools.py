@@ -315,10 +315,12 @@ class FileTools(ToolboxBase):
         rel = ws.relative(target)
 
         def shown(p: str) -> str:
-            return rel if search.kind == "file" else p if rel == "." else posixpath.join(rel, p)
+            """A searched file's name as the model sees it (relative to the workspace)."""
+            if search.kind == "file":
+                return rel
+            return p if rel == "." else posixpath.join(rel, p)
 
-        binary = ([rel] if search.binary_files else []) if search.kind == "file" else [
-            shown(p) for p in search.binary_files]
+        binary = list(dict.fromkeys(shown(p) for p in search.binary_files))
         # Built once, from values of the right types already (a grep answers hundreds of
         # lines; two validated copies of each were a third of the call on the host).
         lines = [GrepLine.model_construct(path=shown(ln.path), line=ln.line,

@@ -10,18 +10,18 @@ rather than approximating:
   `re` pattern with the same matches: literals, `.`, `^` `$` (line anchors: rg compiles with
   multi_line), simple bracket classes, `(...)` `(?:...)`, `|`, the quantifiers `* + ? {n}
   {n,} {n,m}` (lazy too) on one-character atoms and `?` on groups, escaped metacharacters,
-  `\\t`, and `\\d \\w \\s \\b` and their negations. Anything else (lookaround, inline flags,
-  named groups, nested or POSIX classes, set operations, any other escape, a `{` that is not a
-  counted repetition, a quantified group or a quantifier on nothing...) is left to rg, which
-  also judges whether it is valid: a pattern the subset accepts is valid for rg by
-  construction, so its check (one rg start per new pattern) is skipped.
+  `\\t`, and `\\d \\w \\s` and their negations. Anything else (`\\b` and `\\B`, lookaround,
+  inline flags, named groups, nested or POSIX classes, set operations, any other escape, a
+  `{` that is not a counted repetition, a quantified group or a quantifier on nothing...) is
+  left to rg, which also judges whether it is valid: a pattern the subset accepts is valid
+  for rg by construction, so its check (one rg start per new pattern) is skipped.
 - **Dialect differences** handled in the translation: nothing matches the line terminator
   (rg forbids it: `[^x]` and `\\s` never match `\\n`), so the whole file is searched in one
   pass with `re.M` and every match lies on one line; `\\s` is rg's `[\\t\\x0b\\x0c\\r ]` (Python's
   also matches `\\x1c`-`\\x1f`); ignore-case is spelled out as classes because Rust folds by
   Unicode simple case folding (`k` also matches U+212A KELVIN SIGN, `s` U+017F LONG S) while
   Python's IGNORECASE also folds `i` to U+0130/U+0131: a case-insensitive pattern with a
-  non-ASCII literal goes to rg. Rust's `\\d \\w \\s \\b` are Unicode classes whose tables need not
+  non-ASCII literal goes to rg. Rust's `\\d \\w \\s` are Unicode classes whose tables need not
   match this Python's: a pattern using them is searched here only in files that are ASCII.
 - **Files** go to rg (in one rg run for all of them, their events put back in order) when
   rg's answer depends on what this code does not reproduce: a NUL byte (rg's binary
@@ -87,7 +87,7 @@ class _Parser:
         self.src = pattern
         self.pos = 0
         self.icase = icase
-        self.perl = False  # uses \d \w \s \b or their negations: ASCII files only
+        self.perl = False  # uses \d \w \s or their negations: ASCII files only
         self.unbounded = 0
         self.optional = 0
 
@@ -150,8 +150,10 @@ class _Parser:
         if ch == "t":
             return "\\t", "char"
         if ch in "bB":
-            self.perl = True
-            return "\\" + ch, "zero"
+            # rg 13 looks for a line's next match in what follows the previous one, so a
+            # boundary right where that match ended is judged with nothing before it (`\b..`
+            # finds "11" in "11.1", not ".1" too); Python's finditer sees the whole line.
+            raise Unsupported("\\" + ch)
         if ch in "dwS":
             self.perl = True
             return "\\" + ch, "char"

@@ -39,8 +39,14 @@ class Projects:
     async def get(self, fixture: str) -> Sandbox:
         if fixture not in self._made:
             sandbox = await self.provider.create()
+            try:
+                await copy_fixture(sandbox, fixture)
+            except BaseException:
+                # A sandbox whose copy failed is not kept: the next test that asks for this
+                # project gets a new one, so one failure stays one failure.
+                await sandbox.close()
+                raise
             self._made[fixture] = sandbox
-            await copy_fixture(sandbox, fixture)
         return self._made[fixture]
 
     async def close(self) -> None:

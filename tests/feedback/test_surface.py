@@ -3,16 +3,18 @@ same feedback over MCP (structured and as text), and the tool schemas' `feedback
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
 import sandlot
-from sandlot import Sandbox
-from sandlot.errors import ToolError
+from sandlot import Sandbox, _run_marks
+from sandlot.errors import EditMatchError, ToolError
 from sandlot.mcp_server import build_server
 from sandlot.sandbox import RunningCommand, SpawnSpec
 from sandlot.tools import Toolbox
@@ -93,6 +95,64 @@ async def test_a_bad_budget_is_refused_before_anything_runs(local_sandbox: Sandb
         Toolbox(local_sandbox, feedback_budget=budget)
 
 
+async def started_commands(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]
+                           ) -> list[RunningCommand]:
+    """The commands `call` started (whatever it raised)."""
+    original = sandbox._spawn
+    started: list[RunningCommand] = []
+
+    async def keeping(spec: SpawnSpec) -> RunningCommand:
+        running = await original(spec)
+        started.append(running)
+        return running
+
+    sandbox._spawn = keeping  # type: ignore[method-assign]
+    try:
+        with contextlib.suppress(Exception):
+            await call()
+    finally:
+        del sandbox._spawn
+    return started
+
+
+async def test_a_failed_edit_leaves_no_shell_behind(local_sandbox: Sandbox) -> None:
+    # The checks' shell starts beside the edit; an edit that fails never gives it a script,
+    # and it ends by itself (its stdin closed), before the edit's error reaches the caller.
+    sandbox = local_sandbox
+    box = Toolbox(sandbox, WorkspaceSet({"w": sandbox.worktree}), feedback_budget=60)
+    await box.write("a.py", "x = 1\n", feedback=False)
+    await box.read("a.py")
+    with pytest.raises(EditMatchError):
+        await box.edit("a.py", "not there", "y")
+    started = await started_commands(sandbox, lambda: box.edit("a.py", "not there", "y"))
+    assert started, "the checks' shell was started beside the edit"
+    for running in started:
+        with anyio.fail_after(5):
+            assert await running.wait() == 0
+    assert (await box.read("a.py")).text.endswith("x = 1")
+
+
+@pytest.mark.parametrize("after", [0.0, 0.001, 0.003, 0.01])
+async def test_a_cancelled_edit_leaves_no_shell_behind(local_sandbox: Sandbox,
+                                                       after: float) -> None:
+    sandbox = local_sandbox
+    box = Toolbox(sandbox, WorkspaceSet({"w": sandbox.worktree}), feedback_budget=60)
+    await box.write("a.py", "x = 1\n", feedback=False)
+    await box.read("a.py")
+
+    async def cancelled() -> None:
+        with anyio.move_on_after(after):
+            await box.edit("a.py", "x = 1", "x = 2")
+
+    mark = sandbox._engine.run_mark
+    before = set(await anyio.to_thread.run_sync(_run_marks.host_pids, mark))  # the helper
+    started = await started_commands(sandbox, cancelled)
+    for running in started:
+        with anyio.fail_after(5):
+            await running.wait()
+    assert set(await anyio.to_thread.run_sync(_run_marks.host_pids, mark)) <= before
+
+
 async def test_the_checks_scratch_files_are_removed(local_sandbox: Sandbox) -> None:
     # The script's `rm` runs in the background (off the edit's path): the files still go.
     sandbox = local_sandbox
@@ -102,6 +162,15 @@ async def test_the_checks_scratch_files_are_removed(local_sandbox: Sandbox) -> N
 
     async def keeping(spec: SpawnSpec) -> RunningCommand:
         scripts.append(" ".join(spec.argv))
+        source = spec.stdin
+        if source is not None and not isinstance(source, bytes):
+            # The checks' script reaches a shell started ahead of it, on its stdin.
+            async def tee() -> AsyncIterator[bytes]:
+                async for chunk in source:
+                    scripts.append(chunk.decode())
+                    yield chunk
+
+            spec.stdin = tee()
         return await original(spec)
 
     sandbox._spawn = keeping  # type: ignore[method-assign]

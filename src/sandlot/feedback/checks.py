@@ -14,6 +14,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Mapping, MutableSet, Sequence
+from typing import Protocol
 
 import anyio
 
@@ -27,7 +28,7 @@ from . import script
 #: Seconds the checks of one edit may take, unless configured otherwise.
 DEFAULT_BUDGET = 3.0
 #: The checks' combined output kept (their JSON is small for one file; a runaway tool is cut).
-_MAX_OUTPUT = 4 << 20
+MAX_OUTPUT = 4 << 20
 
 
 def validate_budget(budget: float) -> float:
@@ -39,6 +40,15 @@ def validate_budget(budget: float) -> float:
     return float(budget)
 
 
+class ScriptShell(Protocol):
+    """A shell already running in the sandbox that runs one script given to it (the toolbox
+    starts one while the edit runs: tools/feedback_shell.py)."""
+
+    async def run(self, text: str, budget: float) -> tuple[str, bool]:
+        """Run `text`; (its stdout, whether `budget` seconds ended it first)."""
+        ...
+
+
 async def check_file(
     sandbox: Sandbox,
     root: str,
@@ -47,15 +57,17 @@ async def check_file(
     budget: float = DEFAULT_BUDGET,
     env: Mapping[str, str] | None = None,
     said: MutableSet[str] | None = None,
+    shell: ScriptShell | None = None,
 ) -> FileFeedback | None:
     """Run the fast checks of `file` (relative to `root`, inside the sandbox). None when no
-    detector knows the file's language (a README, a Makefile)."""
+    detector knows the file's language (a README, a Makefile). `shell`: run them there
+    instead of in an exec of their own."""
     budget = validate_budget(budget)
     detector = detector_for_file(file)
     if detector is None:
         return None
     runs, duration = await run_checks(sandbox, root, detector.file_checks(root, file),
-                                      budget=budget, env=env)
+                                      budget=budget, env=env, shell=shell)
     return assemble(detector, file, runs, budget=budget, duration=duration, said=said)
 
 
@@ -66,16 +78,21 @@ async def run_checks(
     *,
     budget: float,
     env: Mapping[str, str] | None = None,
+    shell: ScriptShell | None = None,
 ) -> tuple[list[CheckRun], float]:
-    """Run `checks` in one exec bounded by `budget`; each check's raw run, and the seconds
-    it all took."""
+    """Run `checks` in one exec (or `shell`) bounded by `budget`; each check's raw run, and
+    the seconds it all took."""
     token = secrets.token_hex(16)
+    text = script.build(checks, token)
     started = time.monotonic()
-    result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
-                                timeout=budget, max_output=_MAX_OUTPUT)
+    if shell is None:
+        result = await sandbox.exec(text, cwd=root, env=dict(env or {}), timeout=budget,
+                                    max_output=MAX_OUTPUT)
+        stdout, timed_out = result.stdout, result.timed_out
+    else:
+        stdout, timed_out = await shell.run(text, budget)
     duration = time.monotonic() - started
-    stdout = result.stdout
-    if result.timed_out:
+    if timed_out:
         stdout = await _collect(sandbox, len(checks), token, env)
     return script.split(checks, token, stdout), duration
 
@@ -141,7 +158,7 @@ async def _collect(sandbox: Sandbox, count: int, token: str,
     files removed ('' when that fails too: every check then reads as over budget)."""
     with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
         found = await sandbox.exec(script.collect(count, token), env=dict(env or {}),
-                                   timeout=30, max_output=_MAX_OUTPUT)
+                                   timeout=30, max_output=MAX_OUTPUT)
         return found.stdout
     return ""
 

@@ -9,11 +9,15 @@ went away) the edit's result says so in its text.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TypeVar
 
 from ..errors import SandlotError
 from ..feedback import check_file
+from ..verify.detector import detector_for_file
 from ..verify.filecheck import FileFeedback
+from .feedback_shell import FeedbackShell
 from .file_tools import FileTools
 from .models import EditResult, WriteResult
 
@@ -34,24 +38,41 @@ class FeedbackStep(FileTools):
                     feedback: bool | None = None) -> WriteResult:
         """Write the whole file (see FileTools.write), then check it unless `feedback` is
         False (None: the toolbox's setting)."""
-        result = await super().write(path, content, workspace=workspace)
-        return await self._after(result, feedback)
+        async with self._checks_shell(path, feedback) as shell:
+            result = await super().write(path, content, workspace=workspace)
+            return await self._after(result, shell)
 
     async def edit(self, path: str, old: str, new: str, replace_all: bool = False, *,
                    workspace: str | None = None, feedback: bool | None = None) -> EditResult:
         """Replace exact text (see FileTools.edit), then check the file unless `feedback` is
         False (None: the toolbox's setting)."""
-        result = await super().edit(path, old, new, replace_all, workspace=workspace)
-        return await self._after(result, feedback)
+        async with self._checks_shell(path, feedback) as shell:
+            result = await super().edit(path, old, new, replace_all, workspace=workspace)
+            return await self._after(result, shell)
 
-    async def _after(self, result: _Result, wanted: bool | None) -> _Result:
-        if not (self.feedback if wanted is None else wanted):
+    @contextlib.asynccontextmanager
+    async def _checks_shell(self, path: str,
+                            wanted: bool | None) -> AsyncIterator[FeedbackShell | None]:
+        """The shell the checks will run in, started now so that its start overlaps the file
+        operation (feedback_shell.py); None when no check will run (feedback off, or a file
+        no detector knows: its suffix decides, and the operation keeps the name)."""
+        if not (self.feedback if wanted is None else wanted) or detector_for_file(path) is None:
+            yield None
+            return
+        shell = FeedbackShell(self.sandbox, self.env)
+        try:
+            yield shell
+        finally:
+            await shell.close()
+
+    async def _after(self, result: _Result, shell: FeedbackShell | None) -> _Result:
+        if shell is None:
             return result
         root = self.workspaces.choose(result.workspace).root
         try:
             found = await check_file(self.sandbox, root, result.path,
                                      budget=self.feedback_budget, env=self.env,
-                                     said=self._feedback_said)
+                                     said=self._feedback_said, shell=shell)
         except SandlotError as exc:
             return result.model_copy(update={
                 "text": f"{result.text}\n[feedback could not run: {exc}]"})

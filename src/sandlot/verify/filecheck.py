@@ -53,9 +53,11 @@ class FileCheck(_Model):
     path_prefix: list[str] = Field(default_factory=list)
     """Directories put in front of PATH (the project's .venv/bin or node_modules/.bin)."""
     when: str = ""
-    """A shell snippet (run in a subshell of its own in `cwd`, after `path_prefix`) whose
+    """A shell condition (run in the check's own shell, in `cwd`, after `path_prefix`) whose
     success means the check applies at all: the project has prettier, has an eslint config,
-    the file is in a Go module. Empty: always."""
+    the file is in a Go module. Empty: always. It runs in that shell itself, not a subshell,
+    so it must not `exit` or `cd`, and names its variables `_w...` (the script's are `d`,
+    `rc`)."""
     clean_codes: list[int] = Field(default_factory=lambda: [0])
     finding_codes: list[int] = Field(default_factory=lambda: [1])
     """Exit codes meaning "ran and found something"; any other code not in `clean_codes` is

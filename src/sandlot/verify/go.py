@@ -22,8 +22,9 @@ _MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
 #: as `go env GOMOD` finds it, modules not turned off), or go is missing (then the check is
 #: `missing`, not skipped). Shell builtins only: `go env GOMOD` was one more Go start, about
 #: 5 ms, on every edit of a Go file (bench/feedback_bench.py).
-IN_MODULE = ('! command -v go || { [ "${GO111MODULE:-}" != off ] && d=$PWD && '
-             'until [ -f "$d/go.mod" ]; do [ -n "$d" ] || exit 1; d=${d%/*}; done; }')
+IN_MODULE = ('! command -v go || { [ "${GO111MODULE:-}" != off ] && _wd=$PWD && '
+             'until [ -f "$_wd/go.mod" ] || [ -z "$_wd" ]; do _wd=${_wd%/*}; done && '
+             '[ -f "$_wd/go.mod" ]; }')
 
 
 def module_path(go_mod: str) -> str:

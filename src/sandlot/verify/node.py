@@ -577,14 +577,14 @@ def _alternation(names: list[str], suites: tuple[str, ...] | list[str] = ()) -> 
 
 #: The project uses prettier: installed, configured, or named in package.json.
 _HAS_PRETTIER = (
-    "[ -e node_modules/.bin/prettier ] && exit 0; "
-    "for f in .prettierrc* prettier.config.*; do [ -e \"$f\" ] && exit 0; done; "
-    "grep -q '\"prettier\"' package.json"
+    "[ -e node_modules/.bin/prettier ] || "
+    "{ _wf=; for _wn in .prettierrc* prettier.config.*; do [ -e \"$_wn\" ] && _wf=1; done; "
+    "[ -n \"$_wf\" ]; } || grep -q '\"prettier\"' package.json"
 )
 #: The project has an eslint configuration: flat, legacy, or in package.json.
 _HAS_ESLINT_CONFIG = (
-    "for f in eslint.config.* .eslintrc*; do [ -e \"$f\" ] && exit 0; done; "
-    "grep -q '\"eslintConfig\"' package.json"
+    "{ _wf=; for _wn in eslint.config.* .eslintrc*; do [ -e \"$_wn\" ] && _wf=1; done; "
+    "[ -n \"$_wf\" ]; } || grep -q '\"eslintConfig\"' package.json"
 )
 
 

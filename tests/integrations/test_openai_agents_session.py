@@ -57,7 +57,8 @@ def test_attach_configurations_are_valid_for_every_backend() -> None:
     made = {
         "local": ({"type": "local", "on_close": "delete", "root": "/tmp"}, "/tmp/sandlot-x"),
         "docker": ({"type": "docker", "image": "img", "on_close": "stop", "memory": "1g",
-                    "env": {"A": "1"}, "network": "bridge"}, "sandlot-1234"),
+                    "env": {"A": "1"}, "network": "bridge",
+                    "security_opt": ["seccomp=unconfined"]}, "sandlot-1234"),
         "coder": ({"type": "coder", "template": "t", "on_close": "delete",
                    "parameters": {"cpu": 2}, "workspace_name": "w"}, "alice/w"),
     }

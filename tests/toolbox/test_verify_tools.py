@@ -14,7 +14,6 @@ import sandlot
 from sandlot.tools import ErrorResult, Toolbox, VerifyResult
 from sandlot.verify import TestReport
 from sandlot.workspaces import mount
-from tests.helpers import require
 from tests.verify import backends
 
 from .conftest import GO_SVC, NODE_LIB
@@ -24,13 +23,8 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture(scope="module", params=backends.selected())
 async def verify_box(request: pytest.FixtureRequest) -> AsyncIterator[Toolbox]:
-    name: str = request.param
-    preflight = backends.PREFLIGHT.get(name)
-    if preflight is not None:
-        absent = preflight()
-        require(not absent, f"verify tools missing for backend {name}: {', '.join(absent)}")
     provider: sandlot.IsolatedSandboxProvider
-    async with backends.REGISTRY[name]() as provider, provider.session() as sandbox:
+    async with backends.opened(request.param) as provider, provider.session() as sandbox:
         workspaces = await mount(sandbox, {"primary": GO_SVC, "extension": NODE_LIB})
         async with Toolbox(sandbox, workspaces) as box:
             yield box

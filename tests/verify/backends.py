@@ -17,21 +17,25 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 import sandlot
+from tests.helpers import require
 
 from .support import CARGO_TARGET, TOOLS, missing_tools, tool_env
 
-BackendFactory = Callable[[], AbstractAsyncContextManager[sandlot.IsolatedSandboxProvider]]
+#: A backend's provider; keyword arguments are further options of its factory (a test that
+#: needs one more, e.g. docker's `security_opt`).
+BackendFactory = Callable[..., AbstractAsyncContextManager[sandlot.IsolatedSandboxProvider]]
 
 
 @asynccontextmanager
-async def local() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
-    yield sandlot.local(env=tool_env())
+async def local(**options: Any) -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
+    yield sandlot.local(env=tool_env(), **options)
 
 
 @asynccontextmanager
-async def docker() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
+async def docker(**options: Any) -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
     """Containers on the test session's private Docker engine, lent the host's toolchains
     (read-only /usr, /etc, ~/.cargo, ~/.rustup, ~/.pyenv, ~/go) and the verify tools."""
     from tests.backends import docker as docker_backend
@@ -60,7 +64,7 @@ async def docker() -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
         {"source": _golangci_cache(), "target": "/golangci-cache", "read_only": False},
         {"source": str(CARGO_TARGET), "target": str(CARGO_TARGET), "read_only": False},
     ]
-    yield docker_backend.toolchain_provider(env=env, mounts=mounts, init=False)
+    yield docker_backend.toolchain_provider(env=env, mounts=mounts, init=False, **options)
 
 
 def _go_cache() -> str:
@@ -98,6 +102,19 @@ PREFLIGHT: dict[str, Callable[[], list[str]]] = {
     "local": missing_tools,
     "docker": _docker_preflight,
 }
+
+
+@asynccontextmanager
+async def opened(name: str, **options: Any) -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
+    """Backend `name`'s provider (with `options` added), once its preflight found nothing
+    missing: else the test skips (locally) or fails (CI)."""
+    preflight = PREFLIGHT.get(name)
+    if preflight is not None:
+        absent = preflight()
+        require(not absent, f"verify tools missing for backend {name}: {', '.join(absent)}; "
+                "run scripts/setup.d/40-verify-tools.sh")
+    async with REGISTRY[name](**options) as provider:
+        yield provider
 
 
 def selected() -> list[str]:

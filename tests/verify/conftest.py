@@ -9,7 +9,6 @@ import pytest
 
 import sandlot
 from sandlot import Sandbox
-from tests.helpers import require
 
 from . import backends
 from .support import copy_fixture
@@ -19,13 +18,7 @@ from .support import copy_fixture
 async def verify_provider(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[sandlot.IsolatedSandboxProvider]:
-    name: str = request.param
-    preflight = backends.PREFLIGHT.get(name)
-    if preflight is not None:
-        absent = preflight()
-        require(not absent, f"verify tools missing for backend {name}: {', '.join(absent)}; "
-                "run scripts/setup.d/40-verify-tools.sh")
-    async with backends.REGISTRY[name]() as provider:
+    async with backends.opened(request.param) as provider:
         yield provider
 
 

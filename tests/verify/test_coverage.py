@@ -21,7 +21,7 @@ from sandlot.verify import TestReport, run_tests
 from sandlot.verify.cli import ranges_text
 from sandlot.verify.parsers.paths import relative
 from tests.helpers import require
-from tests.verify import expected
+from tests.verify import backends, expected
 from tests.verify.conftest import Projects
 from tests.verify.support import TOOLS, copy_fixture, path_without
 
@@ -141,23 +141,50 @@ async def test_rust_agrees_with_tarpaulins_own_summary(
 ) -> None:
     _tarpaulin()
     await copy_fixture(fresh, "rust", "rust-uncovered")
+    # A Docker container's default seccomp profile (the verify backend's docker provider sets
+    # no security_opt) refuses personality(ADDR_NO_RANDOMIZE): tarpaulin's ptrace engine cannot
+    # run, and says so -- naming the option that lets it -- instead of reporting no tests.
     refused = await fresh.exec("setarch x86_64 -R true")
-    if refused.exit_code != 0:
-        assert not isinstance(verify_provider, sandlot.LocalProvider), refused.stderr
-        # A Docker container's default seccomp profile: tarpaulin's ptrace engine cannot run,
-        # and says so instead of reporting no tests.
+    default_docker = isinstance(verify_provider, sandlot.DockerProvider)
+    assert (refused.exit_code != 0) == default_docker, refused.stderr
+    if default_docker:
         assert "Operation not permitted" in refused.stderr
-        with pytest.raises(VerifyToolFailedError, match=r"could not trace the tests.*seccomp"):
+        untraced = r"could not trace the tests.*seccomp"
+        with pytest.raises(VerifyToolFailedError, match=untraced) as caught:
             await run_tests(fresh, coverage=True)
+        assert 'sandlot.docker(..., security_opt=["seccomp=unconfined"])' in str(caught.value)
+        assert '"security_opt": ["seccomp=unconfined"]' in str(caught.value)
         return
-    report = await run_tests(fresh, coverage=True)
+    await _assert_agrees_with_tarpaulin(fresh)
+
+
+async def test_rust_coverage_on_docker_with_seccomp_unconfined() -> None:
+    """The refusal's advice followed: a docker sandbox made with
+    security_opt=["seccomp=unconfined"] lets tarpaulin trace, with the same result as local."""
+    if "docker" not in backends.selected():
+        pytest.skip("docker is not among the selected verify backends")
+    _tarpaulin()
+    async with (
+        backends.opened("docker", security_opt=["seccomp=unconfined"]) as provider,
+        provider.session() as sandbox,
+    ):
+        await copy_fixture(sandbox, "rust", "rust-uncovered")
+        traced = await sandbox.exec("setarch x86_64 -R true")
+        assert traced.exit_code == 0, traced.stderr
+        await _assert_agrees_with_tarpaulin(sandbox)
+
+
+async def _assert_agrees_with_tarpaulin(sandbox: Sandbox) -> None:
+    """Coverage of rust+rust-uncovered in `sandbox` (where tarpaulin can trace): the exact
+    lines and test results, tarpaulin's own table, and nothing left in the worktree."""
+    report = await run_tests(sandbox, coverage=True)
     expected.assert_coverage("rust+rust-uncovered", report)
     expected.assert_tests("rust", report)
     assert report.coverage is not None and report.coverage.tool == "tarpaulin"
     # tarpaulin's own table, printed by the same run: `|| src/lib.rs: 7/7`.
     own = dict(re.findall(r"^\|\| (\S+): (\d+/\d+)", report.stdout, re.M))
     assert own == {f.file: f"{f.covered}/{f.lines}" for f in report.coverage.files}
-    left = await fresh.exec("ls -A", cwd=fresh.worktree)
+    left = await sandbox.exec("ls -A", cwd=sandbox.worktree)
     assert sorted(left.stdout.split()) == ["Cargo.lock", "Cargo.toml", "src", "tests"]
 
 

@@ -163,8 +163,11 @@ class RustDetector(Detector):
                 raise VerifyToolFailedError(
                     f"run_tests: cargo tarpaulin could not trace the tests at {run.plan.root}: "
                     "its ptrace engine was refused (a Docker container's default seccomp "
-                    "profile forbids the personality(ADDR_NO_RANDOMIZE) it needs); run the "
-                    "sandbox with seccomp=unconfined, or run without coverage",
+                    "profile forbids the personality(ADDR_NO_RANDOMIZE) it needs); make the "
+                    'sandbox with sandlot.docker(..., security_opt=["seccomp=unconfined"]) '
+                    '(in a provider configuration: "security_opt": ["seccomp=unconfined"]; '
+                    "another container: docker run --security-opt seccomp=unconfined), or run "
+                    "without coverage",
                     command=run.plan.display, exit_code=run.exit_code,
                     stderr=run.stderr or run.stdout)
         return passed, failed, skipped, failures

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
@@ -33,6 +33,7 @@ def docker(
     memory: str | None = None,
     cpus: float | None = None,
     pids_limit: int | None = None,
+    security_opt: Sequence[str] | None = None,
     keepalive_interval: float = 5.0,
     keepalive_count_max: int = 3,
     docker_host: str | None = None,

@@ -6,9 +6,10 @@ Kept free of subprocess and provider imports so `sandlot.config` can load it che
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal
+import unicodedata
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..._redacted import RedactedModel
 from ...secrets import EnvText, Secret
@@ -21,6 +22,33 @@ OnClose = Literal["delete", "stop", "leave"]
 _NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
 _MEMORY = re.compile(r"[0-9]+[bkmgBKMG]?\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: Unicode categories a `security_opt` value must not hold: control characters (NUL, newline,
+#: DEL, C1), invisible format characters, and the line and paragraph separators.
+_UNPRINTED = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def _check_security_opt(value: str) -> str:
+    # The message names the rule; pydantic's location names the entry (security_opt.1), and
+    # the value is never repeated (adr/0035).
+    if not value:
+        raise ValueError(
+            "a security option must not be empty; give a docker --security-opt value such as "
+            "seccomp=unconfined, or leave the entry out"
+        )
+    if value.startswith("-"):
+        raise ValueError(
+            "a security option must not start with '-': give the value alone "
+            "(seccomp=unconfined), not a flag"
+        )
+    if any(unicodedata.category(char) in _UNPRINTED for char in value):
+        raise ValueError(
+            "a security option must not contain control or invisible characters (NUL, a "
+            "newline, ...); remove them"
+        )
+    return value
+
+
+_SecurityOpt = Annotated[str, AfterValidator(_check_security_opt)]
 
 
 class DockerMount(BaseModel):
@@ -90,6 +118,12 @@ class DockerOptions(RedactedModel):
     """CPU limit, e.g. 1.5."""
     pids_limit: int | None = Field(default=None, gt=0)
     """Maximum number of processes in the container."""
+    security_opt: list[_SecurityOpt] = Field(default_factory=list)
+    """`docker run --security-opt` values, passed in this order, e.g. `seccomp=unconfined`
+    (Rust coverage needs it: tarpaulin's ptrace engine calls `personality(ADDR_NO_RANDOMIZE)`,
+    which Docker's default seccomp profile refuses), `no-new-privileges`, `apparmor=PROFILE`.
+    Empty (default): the engine's own profiles apply. Each value is checked before anything is
+    created: not empty, no leading `-`, no control characters; the engine judges the rest."""
     keepalive_interval: float = Field(default=5.0, gt=0)
     """Seconds between checks of the container's state while a command runs. A container
     that stays paused (`docker pause`, a frozen cgroup) fails every command in flight with
@@ -164,7 +198,7 @@ class DockerOptions(RedactedModel):
                 f
                 for f in ("name", "memory", "cpus", "pids_limit")
                 if getattr(self, f) is not None
-            ] + [f for f in ("env", "mounts") if getattr(self, f)]
+            ] + [f for f in ("env", "mounts", "security_opt") if getattr(self, f)]
             if self.network != "none":
                 ignored.append("network")
             if ignored:

@@ -147,6 +147,8 @@ class DockerProvider(IsolatedSandboxProvider):
             args += ["--cpus", f"{opts.cpus:g}"]
         if opts.pids_limit:
             args += ["--pids-limit", str(opts.pids_limit)]
+        for value in opts.security_opt:
+            args += ["--security-opt", value]
         for mount in opts.mounts:
             spec = f"type=bind,source={mount.source},target={mount.target}"
             args += ["--mount", spec + (",readonly" if mount.read_only else "")]

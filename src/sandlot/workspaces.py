@@ -142,6 +142,12 @@ class Workspace:
 
     def relative(self, absolute: str) -> str:
         """`absolute` (inside the root) as a path relative to the root; the root itself is "."."""
+        prefix = self.root if self.root.endswith("/") else self.root + "/"
+        if absolute.startswith(prefix) and "/." not in absolute and "//" not in absolute \
+                and not absolute.endswith("/") and self.root == posixpath.normpath(self.root):
+            # Already normal below a normal root (most calls: a language server's answer names
+            # a few files each time): what relpath would give, without its normalising.
+            return absolute[len(prefix):]
         rel = posixpath.relpath(absolute, self.root)
         return "." if rel == "." else rel
 

@@ -227,12 +227,12 @@ class LanguageServers:
 
     async def _texts(self, paths: list[str], server: LanguageServer | None = None,
                      known: Mapping[str, str | None] | None = None
-                     ) -> dict[str, list[str] | None]:
+                     ) -> dict[str, positions.Lines | None]:
         """The lines of each file inside a workspace (None outside, or unreadable: a location
         there keeps the server's column). A file the server has open is taken as the server
         has it (its positions refer to that text); one in `known` (read in this call) as read;
         the others are read in ONE round trip per workspace."""
-        out: dict[str, list[str] | None] = {}
+        out: dict[str, positions.Lines | None] = {}
         by_root: dict[str, list[str]] = {}
         for path in dict.fromkeys(paths):
             doc = server.documents.get(file_uri(path)) if server is not None else None
@@ -263,7 +263,7 @@ class LanguageServers:
         ws = self._owner(path)
         return (ws.relative(path), True) if ws is not None else (path, False)
 
-    def _span(self, lines: list[str] | None, rng: Any) -> Span:
+    def _span(self, lines: positions.Lines | None, rng: Any) -> Span:
         start, end = rng.get("start", {}), rng.get("end", {})
         if lines is None:
             return Span(line=int(start.get("line", 0)) + 1,
@@ -272,7 +272,9 @@ class LanguageServers:
                         end_column=int(end.get("character", 0)) + 1)
         line, column = positions.from_lsp(lines, start)
         end_line, end_column = positions.from_lsp(lines, end)
-        return Span(line=line, column=column, end_line=end_line, end_column=end_column)
+        # Built without validation: four ints computed here (an answer has many spans).
+        return Span.model_construct(line=line, column=column, end_line=end_line,
+                                    end_column=end_column)
 
     async def _locations(self, raw: Any, server: LanguageServer,
                          known: Mapping[str, str | None] | None = None) -> list[Location]:
@@ -307,7 +309,8 @@ class LanguageServers:
                 shows[path] = self._show(path)
             shown, inside = shows[path]
             text = _line(lines, span.line)
-            out.append(Location(path=shown, in_workspace=inside, span=span, text=text))
+            out.append(Location.model_construct(path=shown, in_workspace=inside, span=span,
+                                                text=text))
         out.sort(key=lambda loc: (not loc.in_workspace, loc.path, loc.span.line,
                                   loc.span.column))
         return list(dict.fromkeys(out))
@@ -627,7 +630,7 @@ def _owner(container: str) -> str:
     return body.split("<", 1)[0].strip() or container
 
 
-def _line(lines: list[str] | None, line: int) -> str | None:
+def _line(lines: positions.Lines | None, line: int) -> str | None:
     return lines[line - 1].rstrip("\r") if lines and 0 < line <= len(lines) else None
 
 

@@ -13,11 +13,32 @@ import itertools
 
 from ..errors import ToolError
 
+#: A file's lines (lines_of): immutable, since one split is shared by every caller.
+Lines = tuple[str, ...]
 
-def lines_of(text: str) -> list[str]:
+#: The lines of texts split recently, by text. A warm request maps its answer with the lines of
+#: the same few files every call (read again, equal text): splitting them again was a tenth of
+#: the host's work per call (bench/lsp_bench.py). Bounded by the characters kept.
+_SPLIT: dict[str, Lines] = {}
+_SPLIT_LIMIT = 8 << 20
+_split_kept = 0
+
+
+def lines_of(text: str) -> Lines:
     """The file's lines as LSP sees them (split at \\n; a \\r before it stays out of reach of
     a column, since no server puts a position after it)."""
-    return text.split("\n")
+    global _split_kept
+    lines = _SPLIT.get(text)
+    if lines is None:
+        lines = tuple(text.split("\n"))
+        if len(text) <= _SPLIT_LIMIT // 4:
+            while _SPLIT and _split_kept + len(text) > _SPLIT_LIMIT:
+                oldest = next(iter(_SPLIT))
+                del _SPLIT[oldest]
+                _split_kept -= len(oldest)
+            _SPLIT[text] = lines
+            _split_kept += len(text)
+    return lines
 
 
 def to_utf16(line_text: str, column: int) -> int:
@@ -55,7 +76,7 @@ def to_lsp(text: str, line: int, column: int, *, path: str) -> dict[str, int]:
     return {"line": line - 1, "character": to_utf16(line_text, column)}
 
 
-def from_lsp(lines: list[str], position: dict[str, int]) -> tuple[int, int]:
+def from_lsp(lines: Lines, position: dict[str, int]) -> tuple[int, int]:
     """The model's (line, column) of an LSP position (past the end: clamped to the end)."""
     line = int(position.get("line", 0))
     units = int(position.get("character", 0))
@@ -64,7 +85,7 @@ def from_lsp(lines: list[str], position: dict[str, int]) -> tuple[int, int]:
     return line + 1, from_utf16(lines[line], units)
 
 
-def offset_of(lines: list[str], position: dict[str, int]) -> int:
+def offset_of(lines: Lines, position: dict[str, int]) -> int:
     """The index into the text (code points) of an LSP position: where an edit applies."""
     line = min(int(position.get("line", 0)), len(lines))
     start = sum(len(text) + 1 for text in lines[:line])

@@ -14,6 +14,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Mapping, MutableSet, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
@@ -41,12 +42,33 @@ def validate_budget(budget: float) -> float:
 
 
 class ScriptShell(Protocol):
-    """A shell already running in the sandbox that runs one script given to it (the toolbox
-    starts one while the edit runs: tools/feedback_shell.py)."""
+    """The checks' script, already started in the sandbox and waiting to be let go (the
+    toolbox starts one beside the edit: tools/feedback_shell.py)."""
 
-    async def run(self, text: str, budget: float) -> tuple[str, bool]:
-        """Run `text`; (its stdout, whether `budget` seconds ended it first)."""
+    async def run(self, budget: float) -> tuple[str, bool]:
+        """Let the checks run; (the script's stdout, whether `budget` seconds ended it)."""
         ...
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The checks of one file, chosen before they run (their script's token included)."""
+
+    detector: Detector
+    root: str
+    file: str
+    checks: list[FileCheck]
+    token: str
+
+
+def plan(root: str, file: str) -> Planned | None:
+    """The checks of `file` (relative to `root`); None when no detector knows its language
+    (a README, a Makefile)."""
+    detector = detector_for_file(file)
+    if detector is None:
+        return None
+    return Planned(detector=detector, root=root, file=file,
+                   checks=detector.file_checks(root, file), token=secrets.token_hex(16))
 
 
 async def check_file(
@@ -57,44 +79,42 @@ async def check_file(
     budget: float = DEFAULT_BUDGET,
     env: Mapping[str, str] | None = None,
     said: MutableSet[str] | None = None,
-    shell: ScriptShell | None = None,
 ) -> FileFeedback | None:
     """Run the fast checks of `file` (relative to `root`, inside the sandbox). None when no
-    detector knows the file's language (a README, a Makefile). `shell`: run them there
-    instead of in an exec of their own."""
+    detector knows the file's language (a README, a Makefile)."""
     budget = validate_budget(budget)
-    detector = detector_for_file(file)
-    if detector is None:
+    planned = plan(root, file)
+    if planned is None:
         return None
-    runs, duration = await run_checks(sandbox, root, detector.file_checks(root, file),
-                                      budget=budget, env=env, shell=shell)
-    return assemble(detector, file, runs, budget=budget, duration=duration, said=said)
+    return await run_planned(sandbox, planned, budget=budget, env=env, said=said)
 
 
-async def run_checks(
+async def run_planned(
     sandbox: Sandbox,
-    root: str,
-    checks: Sequence[FileCheck],
+    planned: Planned,
     *,
     budget: float,
     env: Mapping[str, str] | None = None,
+    said: MutableSet[str] | None = None,
     shell: ScriptShell | None = None,
-) -> tuple[list[CheckRun], float]:
-    """Run `checks` in one exec (or `shell`) bounded by `budget`; each check's raw run, and
-    the seconds it all took."""
-    token = secrets.token_hex(16)
-    text = script.build(checks, token)
+) -> FileFeedback:
+    """Run `planned`'s checks in one exec bounded by `budget` (or let `shell`, its script
+    started already, run them), then read their results."""
+    budget = validate_budget(budget)
     started = time.monotonic()
     if shell is None:
-        result = await sandbox.exec(text, cwd=root, env=dict(env or {}), timeout=budget,
+        result = await sandbox.exec(script.build(planned.checks, planned.token),
+                                    cwd=planned.root, env=dict(env or {}), timeout=budget,
                                     max_output=MAX_OUTPUT)
         stdout, timed_out = result.stdout, result.timed_out
     else:
-        stdout, timed_out = await shell.run(text, budget)
+        stdout, timed_out = await shell.run(budget)
     duration = time.monotonic() - started
     if timed_out:
-        stdout = await _collect(sandbox, len(checks), token, env)
-    return script.split(checks, token, stdout), duration
+        stdout = await _collect(sandbox, len(planned.checks), planned.token, env)
+    runs = script.split(planned.checks, planned.token, stdout)
+    return assemble(planned.detector, planned.file, runs, budget=budget, duration=duration,
+                    said=said)
 
 
 def assemble(

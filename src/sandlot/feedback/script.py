@@ -52,11 +52,21 @@ def _print_then_remove(count: int, token: str) -> str:
     return f"cat -- {files} 2>/dev/null; rm -f -- {files} </dev/null >/dev/null 2>&1 &"
 
 
-def build(checks: Sequence[FileCheck], token: str) -> str:
-    """The script for `checks`; `token` must be the caller's fresh random hex."""
+def build(checks: Sequence[FileCheck], token: str, *, gated: bool = False) -> str:
+    """The script for `checks`; `token` must be the caller's fresh random hex.
+
+    `gated`: the script starts before the file is ready. Each check starts its subshell, then
+    waits for a line on the script's stdin (`GO`, one per check) before anything that looks at
+    the files (cd, `when`, `command -v`, its tool); at end of input without one it ends
+    without running any of them. The caller starts the script beside the edit and sends the lines
+    once the edit is done (tools/feedback_shell.py)."""
     if not re.fullmatch(r"[0-9a-f]{16,64}", token):
         raise ValueError("token must be 16 to 64 lowercase hex digits")
     lines = [f"d={quote(scratch_dir(token))}; umask 077"]
+    if gated:
+        # The subshells of an asynchronous list get /dev/null for stdin: the lines come in on
+        # a copy of it made first.
+        lines.insert(0, "exec 3<&0")
     for index, check in enumerate(checks):
         mark = quote(f"{_MARK}{token}:{index}:")
         at = f'"$d".{index}'
@@ -64,6 +74,9 @@ def build(checks: Sequence[FileCheck], token: str) -> str:
         if check.path_prefix:
             joined = ":".join(quote(p) for p in check.path_prefix)
             body.append(f'PATH={joined}:"$PATH"; export PATH')
+        if gated:
+            # Everything that looks at the files waits too: a write may make the directory.
+            body.append("read -r _g <&3 || exit 0")
         body.append(f"cd -- {quote(check.cwd)} || "
                     f"{{ printf '%sskip\\n' {mark} >{at}.head; exit 0; }}")
         if check.when:
@@ -74,6 +87,8 @@ def build(checks: Sequence[FileCheck], token: str) -> str:
         body.append(f"command -v {quote(check.binary)} >/dev/null 2>&1 || "
                     f"{{ printf '%smissing\\n' {mark} >{at}.head; exit 0; }}")
         words = " ".join(quote(a) for a in check.argv)
+        if gated:
+            words += " 3<&-"
         body.append(f"{words} </dev/null >{at}.out 2>{at}.err")
         # The markers last, the end one last of all: a section is complete only once its end
         # marker exists, so one cut short by the budget reads as over budget.
@@ -86,6 +101,10 @@ def build(checks: Sequence[FileCheck], token: str) -> str:
     lines.append("wait")
     lines.append(_print_then_remove(len(checks), token))
     return "\n".join(lines)
+
+
+#: What a gated script's checks wait for, one line each (a no-op, should a shell ever read it).
+GO = ":\n"
 
 
 def split(checks: Sequence[FileCheck], token: str, stdout: str) -> list[CheckRun]:

@@ -1,11 +1,14 @@
-"""The shell an edit's checks run in, started while the edit itself runs.
+"""The checks of an edit, started while the edit itself runs and let go once it is done.
 
-An edit with feedback is the edit's round trips, then the checks' exec. That exec's start (a
-process on the host, a `docker exec`, an SSH channel) does not depend on the edit, so the
-toolbox starts `sh -s` as the edit begins and writes the checks' script to its stdin once the
-edit is done: the start overlaps the edit instead of following it. The script goes only after
-the edit's result, so the checks always see the edited file. An edit that fails (or has no
-checks to run) closes the shell's stdin unused, and the shell ends at once.
+An edit with feedback is the edit's round trips, then the checks' exec. Which checks run does
+not depend on the edit's outcome (the file's name decides), and neither does the start of
+their script: the exec's start (a process on the host, a `docker exec`, an SSH channel) and
+each check's subshell. So the toolbox starts the checks' script gated
+(feedback.script.build(gated=True)) as the edit begins, and once the edit is done writes one
+line per check to the script's stdin: what looks at the files (cd, `when`, `command -v`, the
+tools) runs after the edit, and sees the edited file. An edit that fails (or is cancelled)
+closes that stdin without a line: every check ends without running anything, and so does the
+script.
 """
 
 from __future__ import annotations
@@ -17,54 +20,57 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..feedback.checks import MAX_OUTPUT
+from ..feedback.checks import MAX_OUTPUT, Planned
+from ..feedback.script import GO, build
 from .runner import ScriptResult, run_script
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
 
-#: How long an unused shell may take to end after its stdin closed before it is killed.
+#: How long an unused script may take to end after its stdin closed before it is killed.
 _END_GRACE = 5.0
 
 
 class FeedbackShell:
-    """`sh -s` in the sandbox, waiting on its stdin for one script (feedback.ScriptShell)."""
+    """`planned`'s checks, gated, started in the sandbox (feedback.ScriptShell)."""
 
-    def __init__(self, sandbox: Sandbox, env: Mapping[str, str]) -> None:
-        self._text: bytes | None = None
-        self._given = anyio.Event()
+    def __init__(self, sandbox: Sandbox, env: Mapping[str, str], planned: Planned) -> None:
+        self.planned = planned
+        self._go = False
+        self._decided = anyio.Event()
         self._task: asyncio.Task[ScriptResult] = asyncio.ensure_future(run_script(
-            sandbox, "exec sh -s", [], name="feedback", env=env, stdin=self._stdin(),
-            limit=MAX_OUTPUT))
+            sandbox, build(planned.checks, planned.token, gated=True), [], name="feedback",
+            env=env, stdin=self._stdin(), limit=MAX_OUTPUT))
 
     async def _stdin(self) -> AsyncIterator[bytes]:
-        await self._given.wait()
-        if self._text:
-            yield self._text
+        await self._decided.wait()
+        if self._go:
+            yield GO.encode() * len(self.planned.checks)
 
-    async def run(self, text: str, budget: float) -> tuple[str, bool]:
-        """Run `text`; (its stdout, whether `budget` seconds ended it first). Once only."""
-        if self._given.is_set():
-            raise RuntimeError("a feedback shell runs one script")
-        self._text = text.encode("utf-8", "surrogateescape")
-        self._given.set()
+    async def run(self, budget: float) -> tuple[str, bool]:
+        """Let the checks run; (the script's stdout, whether `budget` seconds ended it).
+        Once only."""
+        if self._decided.is_set():
+            raise RuntimeError("a feedback shell's checks run once")
+        self._go = True
+        self._decided.set()
         try:
             done, _ = await asyncio.wait([self._task], timeout=budget)
         except BaseException:
             await self.close()
             raise
         if not done:
-            await self.close()  # the budget: the shell and every check it started are ended
+            await self.close()  # the budget: the script and every check it started are ended
             return "", True
         result = self._task.result()
         return result.stdout.decode("utf-8", "replace"), result.timed_out
 
     async def close(self) -> None:
-        """End the shell: unused, its stdin closes and it exits by itself; otherwise (or if
-        it does not exit within a grace) it is killed with everything it started."""
+        """End the script: never let go, its stdin closes and every check ends without its
+        tool; otherwise (or if it does not end within a grace) it is killed with its tree."""
         with anyio.CancelScope(shield=True):
-            if not self._given.is_set():
-                self._given.set()  # no script: stdin ends, and so does the shell
+            if not self._decided.is_set():
+                self._decided.set()
                 await asyncio.wait([self._task], timeout=_END_GRACE)
             if not self._task.done():
                 self._task.cancel()  # the engine kills the command's tree and run mark

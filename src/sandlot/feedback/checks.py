@@ -14,8 +14,6 @@ import contextlib
 import secrets
 import time
 from collections.abc import Mapping, MutableSet, Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 import anyio
 
@@ -29,7 +27,7 @@ from . import script
 #: Seconds the checks of one edit may take, unless configured otherwise.
 DEFAULT_BUDGET = 3.0
 #: The checks' combined output kept (their JSON is small for one file; a runaway tool is cut).
-MAX_OUTPUT = 4 << 20
+_MAX_OUTPUT = 4 << 20
 
 
 def validate_budget(budget: float) -> float:
@@ -39,36 +37,6 @@ def validate_budget(budget: float) -> float:
         raise ToolError(f"feedback budget must be a number of seconds above 0 and at most "
                         f"3600, got {budget!r}; pass e.g. feedback_budget=3")
     return float(budget)
-
-
-class ScriptShell(Protocol):
-    """The checks' script, already started in the sandbox and waiting to be let go (the
-    toolbox starts one beside the edit: tools/feedback_shell.py)."""
-
-    async def run(self, budget: float) -> tuple[str, bool]:
-        """Let the checks run; (the script's stdout, whether `budget` seconds ended it)."""
-        ...
-
-
-@dataclass(frozen=True)
-class Planned:
-    """The checks of one file, chosen before they run (their script's token included)."""
-
-    detector: Detector
-    root: str
-    file: str
-    checks: list[FileCheck]
-    token: str
-
-
-def plan(root: str, file: str) -> Planned | None:
-    """The checks of `file` (relative to `root`); None when no detector knows its language
-    (a README, a Makefile)."""
-    detector = detector_for_file(file)
-    if detector is None:
-        return None
-    return Planned(detector=detector, root=root, file=file,
-                   checks=detector.file_checks(root, file), token=secrets.token_hex(16))
 
 
 async def check_file(
@@ -83,38 +51,33 @@ async def check_file(
     """Run the fast checks of `file` (relative to `root`, inside the sandbox). None when no
     detector knows the file's language (a README, a Makefile)."""
     budget = validate_budget(budget)
-    planned = plan(root, file)
-    if planned is None:
+    detector = detector_for_file(file)
+    if detector is None:
         return None
-    return await run_planned(sandbox, planned, budget=budget, env=env, said=said)
+    runs, duration = await run_checks(sandbox, root, detector.file_checks(root, file),
+                                      budget=budget, env=env)
+    return assemble(detector, file, runs, budget=budget, duration=duration, said=said)
 
 
-async def run_planned(
+async def run_checks(
     sandbox: Sandbox,
-    planned: Planned,
+    root: str,
+    checks: Sequence[FileCheck],
     *,
     budget: float,
     env: Mapping[str, str] | None = None,
-    said: MutableSet[str] | None = None,
-    shell: ScriptShell | None = None,
-) -> FileFeedback:
-    """Run `planned`'s checks in one exec bounded by `budget` (or let `shell`, its script
-    started already, run them), then read their results."""
-    budget = validate_budget(budget)
+) -> tuple[list[CheckRun], float]:
+    """Run `checks` in one exec bounded by `budget`; each check's raw run, and the seconds
+    it all took."""
+    token = secrets.token_hex(16)
     started = time.monotonic()
-    if shell is None:
-        result = await sandbox.exec(script.build(planned.checks, planned.token),
-                                    cwd=planned.root, env=dict(env or {}), timeout=budget,
-                                    max_output=MAX_OUTPUT)
-        stdout, timed_out = result.stdout, result.timed_out
-    else:
-        stdout, timed_out = await shell.run(budget)
+    result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
+                                timeout=budget, max_output=_MAX_OUTPUT)
     duration = time.monotonic() - started
-    if timed_out:
-        stdout = await _collect(sandbox, len(planned.checks), planned.token, env)
-    runs = script.split(planned.checks, planned.token, stdout)
-    return assemble(planned.detector, planned.file, runs, budget=budget, duration=duration,
-                    said=said)
+    stdout = result.stdout
+    if result.timed_out:
+        stdout = await _collect(sandbox, len(checks), token, env)
+    return script.split(checks, token, stdout), duration
 
 
 def assemble(
@@ -178,7 +141,7 @@ async def _collect(sandbox: Sandbox, count: int, token: str,
     files removed ('' when that fails too: every check then reads as over budget)."""
     with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
         found = await sandbox.exec(script.collect(count, token), env=dict(env or {}),
-                                   timeout=30, max_output=MAX_OUTPUT)
+                                   timeout=30, max_output=_MAX_OUTPUT)
         return found.stdout
     return ""
 

@@ -2,9 +2,10 @@
 
 Every check of an edit runs in ONE exec (one round trip, whatever the backend), side by side,
 each in a background subshell of its own: its PATH prefix, then its `when` (does it apply?),
-then `command -v` (is it installed?), then the tool with stdout and stderr to two files, then
-its marker files. Once all have ended, one `cat` prints every section in order (and an `rm` in the
-background removes the files, off the edit's path). The exec's
+then `command -v` (is it installed?), then the tool, which replaces the subshell, with stdout
+and stderr to two files. The script waits for each in turn and writes its marker files. Once
+all have ended, one `cat` prints every section in order (and an `rm` in the background removes
+the files, off the edit's path). The exec's
 timeout is the budget; when it ends the script, the caller collects the sections of the
 checks that finished (`collect`, one more exec) and the others are over budget. The markers
 carry a random token, so a tool printing a marker-like line cannot forge a section.
@@ -52,31 +53,21 @@ def _print_then_remove(count: int, token: str) -> str:
     return f"cat -- {files} 2>/dev/null; rm -f -- {files} </dev/null >/dev/null 2>&1 &"
 
 
-def build(checks: Sequence[FileCheck], token: str, *, gated: bool = False) -> str:
-    """The script for `checks`; `token` must be the caller's fresh random hex.
-
-    `gated`: the script starts before the file is ready. Each check starts its subshell, then
-    waits for a line on the script's stdin (`GO`, one per check) before anything that looks at
-    the files (cd, `when`, `command -v`, its tool); at end of input without one it ends
-    without running any of them. The caller starts the script beside the edit and sends the lines
-    once the edit is done (tools/feedback_shell.py)."""
+def build(checks: Sequence[FileCheck], token: str) -> str:
+    """The script for `checks`; `token` must be the caller's fresh random hex."""
     if not re.fullmatch(r"[0-9a-f]{16,64}", token):
         raise ValueError("token must be 16 to 64 lowercase hex digits")
     lines = [f"d={quote(scratch_dir(token))}; umask 077"]
-    if gated:
-        # The subshells of an asynchronous list get /dev/null for stdin: the lines come in on
-        # a copy of it made first.
-        lines.insert(0, "exec 3<&0")
-    for index, check in enumerate(checks):
+    # The last check starts first: detectors list the formatter first and the heavier linter
+    # or type checker after it, and on two cores go vet started a subshell's fork later behind
+    # gofmt cost the edit a millisecond (bench/feedback_bench.py).
+    for index, check in reversed(list(enumerate(checks))):
         mark = quote(f"{_MARK}{token}:{index}:")
         at = f'"$d".{index}'
         body = []
         if check.path_prefix:
             joined = ":".join(quote(p) for p in check.path_prefix)
             body.append(f'PATH={joined}:"$PATH"; export PATH')
-        if gated:
-            # Everything that looks at the files waits too: a write may make the directory.
-            body.append("read -r _g <&3 || exit 0")
         body.append(f"cd -- {quote(check.cwd)} || "
                     f"{{ printf '%sskip\\n' {mark} >{at}.head; exit 0; }}")
         if check.when:
@@ -87,24 +78,24 @@ def build(checks: Sequence[FileCheck], token: str, *, gated: bool = False) -> st
         body.append(f"command -v {quote(check.binary)} >/dev/null 2>&1 || "
                     f"{{ printf '%smissing\\n' {mark} >{at}.head; exit 0; }}")
         words = " ".join(quote(a) for a in check.argv)
-        if gated:
-            words += " 3<&-"
-        body.append(f"{words} </dev/null >{at}.out 2>{at}.err")
-        # The markers last, the end one last of all: a section is complete only once its end
-        # marker exists, so one cut short by the budget reads as over budget.
-        body.append(f"rc=$?; printf '%src:%s\\n' {mark} \"$rc\" >{at}.head; "
-                    f"printf '\\n%sstderr\\n' {mark} >{at}.mid; "
-                    f"printf '\\n%send\\n' {mark} >{at}.end")
+        # The tool replaces the check's subshell (no process start beyond the tool's own);
+        # the script reads its exit status from `wait`.
+        body.append(f"exec {words} </dev/null >{at}.out 2>{at}.err")
         # The checks run side by side (one tool's start-up beside another's: prettier and
         # eslint are each a Node start).
-        lines.append(f"( {'; '.join(body)} ) &")
-    lines.append("wait")
+        lines.append(f"( {'; '.join(body)} ) & p{index}=$!")
+    for index in range(len(checks)):
+        mark = quote(f"{_MARK}{token}:{index}:")
+        at = f'"$d".{index}'
+        # Its markers once it ended (a skipped or missing check wrote its head already), the
+        # end one last of all: a section is complete only once its end marker exists, so one
+        # cut short by the budget reads as over budget.
+        lines.append(f'wait "$p{index}"; rc=$?; [ -e {at}.head ] || '
+                     f"printf '%src:%s\\n' {mark} \"$rc\" >{at}.head; "
+                     f"printf '\\n%sstderr\\n' {mark} >{at}.mid; "
+                     f"printf '\\n%send\\n' {mark} >{at}.end")
     lines.append(_print_then_remove(len(checks), token))
     return "\n".join(lines)
-
-
-#: What a gated script's checks wait for, one line each (a no-op, should a shell ever read it).
-GO = ":\n"
 
 
 def split(checks: Sequence[FileCheck], token: str, stdout: str) -> list[CheckRun]:

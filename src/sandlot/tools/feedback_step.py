@@ -9,14 +9,11 @@ went away) the edit's result says so in its text.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from typing import TypeVar
 
 from ..errors import SandlotError
-from ..feedback.checks import Planned, plan, run_planned
+from ..feedback import check_file
 from ..verify.filecheck import FileFeedback
-from .feedback_shell import FeedbackShell
 from .file_tools import FileTools
 from .models import EditResult, WriteResult
 
@@ -37,60 +34,29 @@ class FeedbackStep(FileTools):
                     feedback: bool | None = None) -> WriteResult:
         """Write the whole file (see FileTools.write), then check it unless `feedback` is
         False (None: the toolbox's setting)."""
-        async with self._checks(path, workspace, feedback) as shell:
-            result = await super().write(path, content, workspace=workspace)
-            return await self._after(result, shell)
+        result = await super().write(path, content, workspace=workspace)
+        return await self._after(result, feedback)
 
     async def edit(self, path: str, old: str, new: str, replace_all: bool = False, *,
                    workspace: str | None = None, feedback: bool | None = None) -> EditResult:
         """Replace exact text (see FileTools.edit), then check the file unless `feedback` is
         False (None: the toolbox's setting)."""
-        async with self._checks(path, workspace, feedback) as shell:
-            result = await super().edit(path, old, new, replace_all, workspace=workspace)
-            return await self._after(result, shell)
+        result = await super().edit(path, old, new, replace_all, workspace=workspace)
+        return await self._after(result, feedback)
 
-    @contextlib.asynccontextmanager
-    async def _checks(self, path: str, workspace: str | None,
-                      wanted: bool | None) -> AsyncIterator[FeedbackShell | None]:
-        """The file's checks, started now and gated, so that everything but the tools
-        overlaps the file operation (feedback_shell.py); None when none will run: feedback
-        off, a file no detector knows, or a path the operation itself will refuse."""
+    async def _after(self, result: _Result, wanted: bool | None) -> _Result:
         if not (self.feedback if wanted is None else wanted):
-            yield None
-            return
-        try:
-            ws, target = self._target(path, workspace)
-        except SandlotError:
-            yield None  # the operation says what is wrong with the path
-            return
-        planned = plan(ws.root, ws.relative(target))
-        if planned is None:
-            yield None
-            return
-        shell = FeedbackShell(self.sandbox, self.env, planned)
-        try:
-            yield shell
-        finally:
-            await shell.close()
-
-    async def _after(self, result: _Result, shell: FeedbackShell | None) -> _Result:
-        if shell is None:
             return result
         root = self.workspaces.choose(result.workspace).root
-        planned: Planned | None = shell.planned
-        gated: FeedbackShell | None = shell
-        if shell.planned.root != root or shell.planned.file != result.path:
-            # Not expected (the operation resolves the path as _target did), but the file
-            # checked is the one changed: planned again, run in an exec of its own.
-            planned, gated = plan(root, result.path), None
-        if planned is None:
-            return result
         try:
-            found = await run_planned(self.sandbox, planned, budget=self.feedback_budget,
-                                      env=self.env, said=self._feedback_said, shell=gated)
+            found = await check_file(self.sandbox, root, result.path,
+                                     budget=self.feedback_budget, env=self.env,
+                                     said=self._feedback_said)
         except SandlotError as exc:
             return result.model_copy(update={
                 "text": f"{result.text}\n[feedback could not run: {exc}]"})
+        if found is None:
+            return result
         return result.model_copy(update={"feedback": found,
                                          "text": f"{result.text}\n{render(found)}"})
 

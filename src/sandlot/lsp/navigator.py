@@ -272,9 +272,7 @@ class LanguageServers:
                         end_column=int(end.get("character", 0)) + 1)
         line, column = positions.from_lsp(lines, start)
         end_line, end_column = positions.from_lsp(lines, end)
-        # Built without validation: four ints computed here (an answer has many spans).
-        return Span.model_construct(line=line, column=column, end_line=end_line,
-                                    end_column=end_column)
+        return Span(line=line, column=column, end_line=end_line, end_column=end_column)
 
     async def _locations(self, raw: Any, server: LanguageServer,
                          known: Mapping[str, str | None] | None = None) -> list[Location]:
@@ -309,8 +307,7 @@ class LanguageServers:
                 shows[path] = self._show(path)
             shown, inside = shows[path]
             text = _line(lines, span.line)
-            out.append(Location.model_construct(path=shown, in_workspace=inside, span=span,
-                                                text=text))
+            out.append(Location(path=shown, in_workspace=inside, span=span, text=text))
         out.sort(key=lambda loc: (not loc.in_workspace, loc.path, loc.span.line,
                                   loc.span.column))
         return list(dict.fromkeys(out))

@@ -36,8 +36,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from .._channel import Channel
 from .._engine import Engine, RunningCommand, SpawnSpec
 from . import bundle
 from .helper import core
@@ -78,9 +78,7 @@ class Call:
         self.session = session
         self.id = rid
         self.result: dict[str, Any] | None = None
-        send, receive = anyio.create_memory_object_stream[Item](16)
-        self._push: MemoryObjectSendStream[Item] = send
-        self._items: MemoryObjectReceiveStream[Item] = receive
+        self._items: Channel[Item] = Channel(16)
 
     async def send(self, data: bytes, channel: int = core.STDIN) -> None:
         tag = bytes((channel,))
@@ -97,11 +95,11 @@ class Call:
         if self.result is not None:
             return None
         while True:
-            with anyio.move_on_after(1.0):
-                try:
-                    item = await self._items.receive()
-                except anyio.EndOfStream:
-                    raise HelperLost("the session helper ended") from None
+            try:
+                item = await self._items.receive(within=1.0)
+            except anyio.EndOfStream:
+                raise HelperLost("the session helper ended") from None
+            if item is not None:
                 break
             await self.session._check_alive()
         if isinstance(item, BaseException):
@@ -122,7 +120,7 @@ class Call:
         """Done with the call: a call without its RESULT yet is cancelled in the helper."""
         finished = self.result is not None
         self.session._calls.pop(self.id, None)
-        self._items.close()
+        self._items.drop()
         if not finished and self.session._up:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 with anyio.fail_after(5):
@@ -145,7 +143,7 @@ class Session:
         self._calls: dict[int, Call] = {}
         self._buffer = bytearray()
         self._running: RunningCommand | None = None
-        self._input: MemoryObjectSendStream[bytes] | None = None
+        self._input: Channel[bytes] | None = None
         self._hello = anyio.Event()
         self._heard = 0.0
         self._stderr = bytearray()
@@ -235,13 +233,7 @@ class Session:
         self._buffer = bytearray()
         self._stderr = bytearray()
         self._hello = anyio.Event()
-        send, receive = anyio.create_memory_object_stream[bytes](64)
-        self._input = send
-
-        async def source() -> AsyncIterator[bytes]:
-            async with receive:
-                async for chunk in receive:
-                    yield chunk
+        self._input = frames = Channel[bytes](64)
 
         generation = self._generation
 
@@ -256,7 +248,7 @@ class Session:
         spec = SpawnSpec(
             argv=["sh", "-c", bundle.START, "sandlot-session-start", bundle.BOOT,
                   bundle.digest(), str(len(bundle.bundle()))],
-            cwd="/", env=self.env, sudo=False, stdin=source(), stdout=on_stdout,
+            cwd="/", env=self.env, sudo=False, stdin=frames.drain(), stdout=on_stdout,
             stderr=on_stderr, display="sandlot session helper",
         )
         running = self._running = await self.engine.spawn(spec)
@@ -308,14 +300,13 @@ class Session:
         was_up, self._up = self._up, False
         self._generation += 1
         if self._input is not None:
-            self._input.close()
+            self._input.end()
             self._input = None
         calls, self._calls = self._calls, {}
         for call in calls.values():
-            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError,
-                                     anyio.ClosedResourceError):
-                call._push.send_nowait(HelperLost(why))
-            call._push.close()
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
+                call._items.send_nowait(HelperLost(why))
+            call._items.end()
         if was_up and not self.engine.closed and not quiet:
             log.warning("sandbox %s: %s", self.engine.name, why)
             if self.starts >= MAX_STARTS:
@@ -362,7 +353,7 @@ class Session:
             raise HelperLost("the session helper is not running")
         try:
             await self._input.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        except anyio.ClosedResourceError:
             raise HelperLost("the session helper stopped reading") from None
 
     async def _feed(self, data: bytes) -> None:
@@ -425,8 +416,8 @@ class Session:
                 return False
             item = result
             self._calls.pop(rid, None)
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await call._push.send(item)
+        with contextlib.suppress(anyio.ClosedResourceError):
+            await call._items.send(item)
         return True
 
 

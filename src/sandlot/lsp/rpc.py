@@ -14,13 +14,13 @@ import contextlib
 import itertools
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import _shell
+from .._channel import Channel
 from .._engine import RunningCommand, SpawnSpec, engine_of
 from ..errors import LanguageServerCrashedError, LanguageServerRequestError
 from ..output import OutputCapture
@@ -122,14 +122,13 @@ class Connection:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._reader = FrameReader()
         self._stderr = OutputCapture(STDERR_TAIL)
-        self._send: MemoryObjectSendStream[bytes] | None = None
+        self._send: Channel[bytes] | None = None
         self._running: RunningCommand | None = None
         self._watch: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Future[None]] = set()
 
     async def start(self) -> None:
-        send, receive = anyio.create_memory_object_stream[bytes](1000)
-        self._send = send
+        self._send = frames = Channel[bytes](1000)
         engine = engine_of(self.sandbox)
         engine.ensure_open()
 
@@ -138,7 +137,7 @@ class Connection:
 
         spec = SpawnSpec(
             argv=_shell.to_argv(self.argv), cwd=self.cwd, env=_shell.validate_env(self.env),
-            sudo=False, stdin=_drain(receive), stdout=self._on_stdout, stderr=err_sink,
+            sudo=False, stdin=frames.drain(), stdout=self._on_stdout, stderr=err_sink,
             display=f"sandlot language server {self.name}",
         )
         self._running = await engine.spawn(spec)
@@ -159,7 +158,7 @@ class Connection:
         self.dead = True
         self._reason = reason
         if self._send is not None:
-            self._send.close()
+            self._send.end()
         error = self.crash_error()
         for future in self._pending.values():
             if not future.done():
@@ -235,7 +234,7 @@ class Connection:
             raise self.crash_error()
         try:
             await self._send.send(encode(message))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        except anyio.ClosedResourceError:
             raise self.crash_error() from None
 
     async def notify(self, method: str, params: Any) -> None:
@@ -269,10 +268,3 @@ class Connection:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(self._watch), 30)
         self._die(self._reason or "it was stopped")
-
-
-async def _drain(receive: MemoryObjectReceiveStream[bytes]) -> AsyncIterator[bytes]:
-    """The server's stdin: every frame written, until the connection closes it."""
-    async with receive:
-        async for frame in receive:
-            yield frame

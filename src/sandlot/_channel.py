@@ -36,10 +36,6 @@ class Channel(Generic[T]):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    @property
-    def closed(self) -> bool:
-        return self._ended or self._dropped
-
     async def receive(self, within: float | None = None) -> T | None:
         """The next item. With `within`: None when none came in that many seconds (a timer
         per wait, not a cancel scope)."""

@@ -68,20 +68,25 @@ def _matches(entries: list[bytes], mark: str) -> bool:
     return any(entry.startswith(prefix) for entry in entries)
 
 
+def _matcher(mark: str) -> _proc_scan.Matcher:
+    return lambda entries: _matches(entries, mark)
+
+
 def host_pids(mark: str) -> list[int]:
     """Processes on this host whose environment holds `mark` (see `grep_pattern`), a process
     inside `execve` included (`_proc_scan.marked`)."""
-    return _proc_scan.marked(lambda entries: _matches(entries, mark), os.getpid())
+    return _proc_scan.marked(_matcher(mark), os.getpid())
 
 
 async def host_sweep(mark: str) -> int:
     """SIGKILL every host process holding `mark` until none is left; how many were killed."""
+    matches = _matcher(mark)
     killed = 0
     for _ in range(ROUNDS):
-        pids = host_pids(mark)
+        pids = _proc_scan.marked(matches, os.getpid())
         if not pids:
             return killed
-        killed += _proc_scan.kill_all(pids, lambda entries: _matches(entries, mark))
+        killed += _proc_scan.kill_all(pids, matches)
         await asyncio.sleep(_proc_scan.ROUND_PAUSE)
     return killed
 

@@ -21,6 +21,7 @@ other's files), so containment per workspace also means no cross-workspace trave
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import posixpath
 import re
@@ -140,11 +141,19 @@ class Workspace:
         """`path` resolved (lexically) inside this workspace; see `contain_path`."""
         return contain_path(self.root, path, workspace=self.name)
 
+    @functools.cached_property
+    def _below(self) -> str | None:
+        """The prefix of the paths below a normal root ("/w/"); None when the root is not
+        normal (then `relative` always normalises)."""
+        if self.root != posixpath.normpath(self.root):
+            return None
+        return self.root if self.root.endswith("/") else self.root + "/"
+
     def relative(self, absolute: str) -> str:
         """`absolute` (inside the root) as a path relative to the root; the root itself is "."."""
-        prefix = self.root if self.root.endswith("/") else self.root + "/"
-        if absolute.startswith(prefix) and "/." not in absolute and "//" not in absolute \
-                and not absolute.endswith("/") and self.root == posixpath.normpath(self.root):
+        prefix = self._below
+        if prefix is not None and absolute.startswith(prefix) and "/." not in absolute \
+                and "//" not in absolute and not absolute.endswith("/"):
             # Already normal below a normal root (most calls: a language server's answer names
             # a few files each time): what relpath would give, without its normalising.
             return absolute[len(prefix):]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -31,20 +31,28 @@ async def local_sandbox() -> AsyncIterator[Sandbox]:
         yield made
 
 
-async def spawns(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]) -> int:
+@contextlib.contextmanager
+def recorded_spawns(sandbox: Sandbox) -> Iterator[list[tuple[SpawnSpec, RunningCommand]]]:
+    """Every command the sandbox starts inside the block, with what it started."""
     original = sandbox._spawn
-    spawned: list[SpawnSpec] = []
+    seen: list[tuple[SpawnSpec, RunningCommand]] = []
 
-    async def counting(spec: SpawnSpec) -> RunningCommand:
-        spawned.append(spec)
-        return await original(spec)
+    async def recording(spec: SpawnSpec) -> RunningCommand:
+        running = await original(spec)
+        seen.append((spec, running))
+        return running
 
-    sandbox._spawn = counting  # type: ignore[method-assign]
+    sandbox._spawn = recording  # type: ignore[method-assign]
     try:
-        await call()
+        yield seen
     finally:
         del sandbox._spawn
-    return len(spawned)
+
+
+async def spawns(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]) -> int:
+    with recorded_spawns(sandbox) as seen:
+        await call()
+    return len(seen)
 
 
 async def test_feedback_costs_one_round_trip_and_none_when_off(local_sandbox: Sandbox) -> None:
@@ -95,26 +103,6 @@ async def test_a_bad_budget_is_refused_before_anything_runs(local_sandbox: Sandb
         Toolbox(local_sandbox, feedback_budget=budget)
 
 
-async def started_commands(sandbox: Sandbox, call: Callable[[], Awaitable[Any]]
-                           ) -> list[RunningCommand]:
-    """The commands `call` started (whatever it raised)."""
-    original = sandbox._spawn
-    started: list[RunningCommand] = []
-
-    async def keeping(spec: SpawnSpec) -> RunningCommand:
-        running = await original(spec)
-        started.append(running)
-        return running
-
-    sandbox._spawn = keeping  # type: ignore[method-assign]
-    try:
-        with contextlib.suppress(Exception):
-            await call()
-    finally:
-        del sandbox._spawn
-    return started
-
-
 @pytest.mark.parametrize("after", [0.0, 0.001, 0.003, 0.01])
 async def test_a_cancelled_edit_leaves_no_shell_behind(local_sandbox: Sandbox,
                                                        after: float) -> None:
@@ -129,8 +117,9 @@ async def test_a_cancelled_edit_leaves_no_shell_behind(local_sandbox: Sandbox,
 
     mark = sandbox._engine.run_mark
     before = set(await anyio.to_thread.run_sync(_run_marks.host_pids, mark))  # the helper
-    started = await started_commands(sandbox, cancelled)
-    for running in started:
+    with recorded_spawns(sandbox) as started, contextlib.suppress(Exception):
+        await cancelled()
+    for _, running in started:
         with anyio.fail_after(5):
             await running.wait()
 
@@ -147,18 +136,9 @@ async def test_the_checks_scratch_files_are_removed(local_sandbox: Sandbox) -> N
     # The script's `rm` runs in the background (off the edit's path): the files still go.
     sandbox = local_sandbox
     box = Toolbox(sandbox, WorkspaceSet({"w": sandbox.worktree}), feedback_budget=60)
-    scripts: list[str] = []
-    original = sandbox._spawn
-
-    async def keeping(spec: SpawnSpec) -> RunningCommand:
-        scripts.append(" ".join(spec.argv))
-        return await original(spec)
-
-    sandbox._spawn = keeping  # type: ignore[method-assign]
-    try:
+    with recorded_spawns(sandbox) as started:
         result = await box.write("s.py", "import os\n")
-    finally:
-        del sandbox._spawn
+    scripts = [" ".join(spec.argv) for spec, _ in started]
     assert result.feedback is not None and result.feedback.findings
     prefixes = {m for s in scripts for m in re.findall(r"/tmp/sandlot-feedback-[0-9a-f]+", s)}
     assert len(prefixes) == 1

@@ -58,12 +58,13 @@ def build(checks: Sequence[FileCheck], token: str) -> str:
     if not re.fullmatch(r"[0-9a-f]{16,64}", token):
         raise ValueError("token must be 16 to 64 lowercase hex digits")
     lines = [f"d={quote(scratch_dir(token))}; umask 077"]
+    # Each check's section marker and scratch-file prefix.
+    places = [(quote(f"{_MARK}{token}:{index}:"), f'"$d".{index}') for index in range(len(checks))]
     # The last check starts first: detectors list the formatter first and the heavier linter
     # or type checker after it, and on two cores go vet started a subshell's fork later behind
     # gofmt cost the edit a millisecond (bench/feedback_bench.py).
     for index, check in reversed(list(enumerate(checks))):
-        mark = quote(f"{_MARK}{token}:{index}:")
-        at = f'"$d".{index}'
+        mark, at = places[index]
         body = []
         if check.path_prefix:
             joined = ":".join(quote(p) for p in check.path_prefix)
@@ -84,9 +85,7 @@ def build(checks: Sequence[FileCheck], token: str) -> str:
         # The checks run side by side (one tool's start-up beside another's: prettier and
         # eslint are each a Node start).
         lines.append(f"( {'; '.join(body)} ) & p{index}=$!")
-    for index in range(len(checks)):
-        mark = quote(f"{_MARK}{token}:{index}:")
-        at = f'"$d".{index}'
+    for index, (mark, at) in enumerate(places):
         # Its markers once it ended (a skipped or missing check wrote its head already), the
         # end one last of all: a section is complete only once its end marker exists, so one
         # cut short by the budget reads as over budget.

@@ -1,17 +1,21 @@
 """Port forwarding: a host address whose TCP connections reach a port inside the sandbox.
 
-`Sandbox.forward_port()` listens on the host (127.0.0.1) and hands every accepted connection to
-the backend's `_forward_connection`, which carries its bytes both ways until either side
-closes. Backends with a byte channel of their own use it (Coder: an SSH direct-tcpip channel on
-the sandbox's one connection; local: the host's own port); the default is a relay program
-started in the sandbox per connection, its stdin and stdout spliced to the connection, which
-works wherever commands run (a Docker container without a network included). adr/0024.
+`Sandbox.forward_port()` listens on the host (127.0.0.1) and offers every accepted socket to the
+backend's `_forward_handover` first (a backend that shares this host's kernel can hand the
+socket itself into the sandbox, adr/0055), else hands the connection to its
+`_forward_connection`, which carries its bytes both ways until either side closes. Backends
+with a byte channel of their own use it (Coder: an SSH direct-tcpip channel on the sandbox's
+one connection; local: the host's own port); the default is a relay program started in the
+sandbox per connection, its stdin and stdout spliced to the connection, which works wherever
+commands run (a Docker container without a network included). adr/0024.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -26,6 +30,9 @@ from .errors import PortForwardUnsupportedError as PortForwardUnsupportedError
 
 #: How a sandbox carries one accepted connection to its port (its `_forward_connection`).
 Connect = Callable[[anyio.abc.ByteStream, str, int], Awaitable[None]]
+#: How a sandbox may take an accepted socket itself (its `_forward_handover`): True when it
+#: carried the connection to its end, False when it did not touch it.
+Handover = Callable[[socket.socket, str, int], Awaitable[bool]]
 
 #: Read size of every copy loop.
 CHUNK = 64 << 10
@@ -118,31 +125,79 @@ def check_target(remote_port: int, local_port: int, remote_host: str) -> None:
         )
 
 
+def _listen(local_port: int) -> socket.socket:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", local_port))
+        listener.listen(128)
+        listener.setblocking(False)
+    except BaseException:
+        listener.close()
+        raise
+    return listener
+
+
+async def _accept(listener: socket.socket) -> socket.socket:
+    while True:
+        await anyio.wait_readable(listener)
+        try:
+            client, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
+                continue  # the peer gave up before we took it
+            raise
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return client
+
+
 @contextlib.asynccontextmanager
 async def forwarding(
-    engine: Engine, connect: Connect, remote_port: int, *, local_port: int, remote_host: str
+    engine: Engine, connect: Connect, remote_port: int, *, local_port: int, remote_host: str,
+    handover: Handover | None = None,
 ) -> AsyncIterator[ForwardAddress]:
-    """Listen on 127.0.0.1:local_port until the block ends (or the sandbox closes), carrying
-    each accepted connection with `connect` (the backend's `_forward_connection`)."""
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=local_port)
-    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    """Listen on 127.0.0.1:local_port until the block ends (or the sandbox closes), offering
+    each accepted socket to `handover` (the backend's `_forward_handover`), else carrying the
+    connection with `connect` (the backend's `_forward_connection`).
+
+    Sockets are accepted here, not by an anyio listener: a stream wrapper may read the
+    client's first bytes before a handover, and those would be lost to the sandbox."""
+    listener = _listen(local_port)
+    port = listener.getsockname()[1]
     address = ForwardAddress("127.0.0.1", port, remote_host, remote_port)
 
-    async def handle(client: anyio.abc.SocketStream) -> None:
+    async def handle(raw: socket.socket) -> None:
         attributes: dict[str, str | int] = {"sandlot.sandbox.name": engine.name,
                                              "server.port": remote_port,
                                              "sandlot.forward.local_port": port}
-        async with client:
-            with telemetry.span("sandlot.forward.connection", attributes):
+        with telemetry.span("sandlot.forward.connection", attributes):
+            try:
+                if handover is not None and await handover(raw, remote_host, remote_port):
+                    raw.close()
+                    return
+                client = await anyio.abc.SocketStream.from_socket(raw)
+            except Exception:  # one connection's failure never ends the forward
+                raw.close()
+                return
+            except BaseException:
+                raw.close()
+                raise
+            async with client:
                 try:
                     await connect(client, remote_host, remote_port)
                 except Exception:  # one connection's failure never ends the forward
                     return
 
+    async def serve(group: anyio.abc.TaskGroup) -> None:
+        while True:
+            group.start_soon(handle, await _accept(listener))
+
     try:
         async with anyio.create_task_group() as group:
             with engine.forward(group.cancel_scope):
-                group.start_soon(listener.serve, handle)
+                group.start_soon(serve, group)
                 try:
                     yield address
                 finally:
@@ -153,8 +208,7 @@ async def forwarding(
             raise group_error.exceptions[0] from None
         raise
     finally:
-        with anyio.CancelScope(shield=True):
-            await listener.aclose()
+        listener.close()
 
 
 async def relay_through_command(

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import sys
 import time
 from abc import ABC, abstractmethod
@@ -71,6 +72,11 @@ from .snapshots.models import Snapshot, SnapshotDiff
 _log = logging.getLogger("sandlot")
 
 
+def _retrieved(task: asyncio.Future[ExecResult]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 class Process:
     """A command running in the background (from `Sandbox.start`)."""
 
@@ -93,6 +99,10 @@ class Process:
         self._on_done = on_done
         self._result: ExecResult | None = None
         self._task = asyncio.ensure_future(self._supervise(timeout, idle))
+        # A failure (a connection lost under a background command) is the caller's to see
+        # in wait() or kill(); one nobody asked for must not surface later as "Task
+        # exception was never retrieved" in whatever else the program's loop is running.
+        self._task.add_done_callback(_retrieved)
 
     async def _supervise(self, timeout: float | None, idle: Silence | None) -> ExecResult:
         try:
@@ -455,7 +465,8 @@ class Sandbox(ABC):
         forward.check_target(remote_port, local_port, remote_host)
         await self._forward_preflight()
         async with forward.forwarding(self._engine, self._forward_connection, remote_port,
-                                      local_port=local_port, remote_host=remote_host) as address:
+                                      local_port=local_port, remote_host=remote_host,
+                                      handover=self._forward_handover) as address:
             yield address
 
     async def _forward_preflight(self) -> None:
@@ -464,6 +475,14 @@ class Sandbox(ABC):
         found = await self.exec(["sh", "-c", forward.PROBE_SCRIPT], timeout=60)
         if found.exit_code != 0:
             raise forward.ForwardRelayMissingError(forward.RELAY_MISSING)
+
+    async def _forward_handover(
+        self, client: socket.socket, remote_host: str, remote_port: int
+    ) -> bool:
+        """Backend hook: take the accepted socket itself and carry the connection to its end
+        (True), or leave it untouched (False) for `_forward_connection`. The default leaves
+        it."""
+        return False
 
     async def _forward_connection(
         self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int

@@ -14,7 +14,7 @@ import pytest
 
 import sandlot
 from sandlot import ConfigurationError
-from sandlot.backends.docker import DockerProvider
+from sandlot.backends.docker import DockerProvider, handover
 from sandlot.backends.docker.gc import parse_duration, parse_inspect
 from tests import docker_engine
 
@@ -96,9 +96,15 @@ async def test_gc_finds_and_removes_what_a_crash_left(
         assert actions(young)[crashed] == "keep: younger than 1h"
         assert crashed in engine.sandlot_containers()
 
+        session = engine.docker("container", "inspect", "--format",
+                                '{{index .Config.Labels "sandlot.session"}}', crashed).stdout
+        folder = handover.dir_of_session(session.strip())
+        assert folder is not None and folder.is_dir()  # its forward handover directory
+
         done = gc(engine)
         assert done["removed"] == [crashed]
         assert crashed not in engine.sandlot_containers()
+        assert not folder.exists()
 
         everything = gc(engine, "--all")
         assert everything["removed"] == [kept]

@@ -89,7 +89,9 @@ async def test_a_command_sees_the_environment_docker_exec_gives(opened: Open) ->
 
     async def environment(box: DockerSandbox) -> set[str]:
         lines = (await box.exec("env", check=True)).stdout.splitlines()
-        return {line for line in lines if not line.startswith(("HOSTNAME=", "SANDLOT_RUN="))}
+        # TRACEPARENT: each command's own span when a tracer provider is set (adr/0048).
+        own = ("HOSTNAME=", "SANDLOT_RUN=", "TRACEPARENT=", "TRACESTATE=")
+        return {line for line in lines if not line.startswith(own)}
 
     assert await _parent(on) != 0
     assert await environment(on) == await environment(off)
@@ -201,8 +203,12 @@ async def test_a_flood_into_a_stuck_sink_is_held_to_a_window(opened: Open) -> No
         assert await command.wait() == 128 + 9
 
 
-async def test_a_forward_goes_over_the_helper_both_ways(opened: Open) -> None:
-    box = await opened()
+@pytest.mark.parametrize("handover", [False, True], ids=["stream", "handover"])
+async def test_a_forward_goes_over_the_helper_both_ways(opened: Open, handover: bool) -> None:
+    """Over the helper's stream (adr/0043), and with the socket handed to the helper
+    (adr/0055): the same bytes both ways, half-closes included."""
+    box = await opened(forward_handover=handover)
+    assert (box.handover is not None) == handover
     port = 18431
     server = await box.start(["python3", "-m", "http.server", "--bind", "127.0.0.1", str(port)],
                              cwd="/usr/share")
@@ -234,6 +240,7 @@ async def test_a_forward_goes_over_the_helper_both_ways(opened: Open) -> None:
                             except anyio.EndOfStream:
                                 break
                 assert bytes(got) == payload
+            assert handover == (box.handover is not None and box.handover.active)
         finally:
             await echo.kill()
     finally:

@@ -29,6 +29,7 @@ HELPER_MODULES: tuple[str, ...] = (
     "sandlot._session.helper.flow",
     "sandlot._session.helper.command",
     "sandlot._session.helper.ports",
+    "sandlot._session.helper.handover",
 )
 
 _LOADER = '''

@@ -151,6 +151,12 @@ class Session:
         self._generation = 0
         self._ending: set[asyncio.Future[None]] = set()  # helpers being ended (see _broken)
 
+    @property
+    def generation(self) -> int:
+        """Changes whenever the helper process changes (a start, a loss): what was set up
+        with one helper process is void under another."""
+        return self._generation
+
     # ---- calls ------------------------------------------------------------------------------
 
     async def open(self, op: str, args: Any) -> Call:

@@ -44,6 +44,7 @@ HOOKS: dict[str, str] = {
     "_close_ends_durable": "False: close() leaves durable processes running",
     "_forward_preflight": "probe the sandbox for a relay program (python3, socat, nc or "
                           "busybox); ForwardRelayMissingError when none",
+    "_forward_handover": "False: the accepted socket is left to _forward_connection",
     "_forward_connection": "carry one forwarded connection through a relay command "
                            "(forward.relay_through_command)",
     "_copy_in": "the staged tar stream over exec (transfer.copy_in)",
@@ -83,7 +84,6 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "_spawn": "an exec request on the session helper when it runs (adr/0043), else (and "
                   "for the helper's own start) docker exec",
         "_interactive": "docker exec -i (-t with a local PTY)",
-        "_close": "stops or removes the container per on_close",
         "_sweep": "as root (docker exec -u 0), so processes started through sudo are found",
         "_copy_in": "docker cp for large payloads when commands run as root",
         "_copy_out": "docker cp streamed into a host tar (the root itself: the default)",
@@ -92,6 +92,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "_resume_before_close": "True: a frozen container's processes cannot be swept",
         "_forward_connection": "a connect request on the session helper when it runs "
                                "(adr/0043), else the default relay command",
+        "_forward_handover": "the client socket itself, passed to the session helper over a "
+                             "Unix socket in a read-only bind mount, where the engine shares "
+                             "this host's kernel (adr/0055); else False",
+        "_close": "stops or removes the container per on_close, and its handover directory "
+                  "with it when removed",
     },
     "CoderSandbox": {
         "_spawn": "a channel on the sandbox's one SSH connection",

@@ -42,6 +42,7 @@ def docker(
     pull: Literal["never", "missing"] = "never",
     init: bool = True,
     session_helper: bool = True,
+    forward_handover: bool = True,
 ) -> DockerProvider:
     """A provider of Docker-container sandboxes.
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ...errors import ConfigurationError, ProviderError
-from . import labels
+from . import handover, labels
 from .cli import DockerCLI
 
 _DURATION = re.compile(r"(\d+)([smhdw])")
@@ -44,6 +44,7 @@ class LeftContainer:
     created: datetime | None
     owner: str
     owner_alive: bool | None
+    session: str = ""
 
     def age(self, now: datetime) -> timedelta | None:
         return None if self.created is None else now - self.created
@@ -100,6 +101,7 @@ def parse_inspect(data: list[dict[str, Any]]) -> list[LeftContainer]:
                 created=labels.parse_created(config_labels.get(labels.CREATED)),
                 owner=owner,
                 owner_alive=labels.owner_alive(owner) if owner else None,
+                session=config_labels.get(labels.SESSION, ""),
             )
         )
     return sorted(found, key=lambda c: (c.created or datetime.min.replace(tzinfo=UTC), c.name))
@@ -126,6 +128,8 @@ async def remove(cli: DockerCLI, containers: list[LeftContainer]) -> list[str]:
         return []
     done = await cli.run("rm", "-f", "-v", *(c.id for c in containers), timeout=300)
     if done.code == 0:
+        for container in containers:  # their forward handover directories (adr/0055)
+            handover.remove_dir(handover.dir_of_session(container.session))
         return []
     return [ln for ln in done.stderr.splitlines() if ln.strip()
             and "no such container" not in ln.lower()]

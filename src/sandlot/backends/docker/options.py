@@ -148,6 +148,12 @@ class DockerOptions(RedactedModel):
     process in the container (python3 from the image, standard library only; adr/0042,
     adr/0043) instead of one `docker exec` each. Without a usable python3 it stays off by itself;
     False turns it off."""
+    forward_handover: bool = True
+    """With the session helper on an engine reached over a Unix socket: mount a directory of
+    sandlot's, read-only, at `/run/sandlot-forward` in a new container, through which each
+    forwarded connection's socket is handed to the helper itself, so forwarded bytes skip the
+    engine's exec stream (adr/0055). An engine in another kernel (a VM) is detected at the
+    first forward and the helper's stream is used. False: no mount; forwards take the stream."""
 
     @field_validator("name")
     @classmethod

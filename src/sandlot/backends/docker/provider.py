@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +19,7 @@ from ...errors import (
 )
 from ...provider import IsolatedSandboxProvider
 from ...secrets import reveal
-from . import labels
+from . import handover, labels
 from .cli import PROVIDER, DockerCLI
 from .options import DockerOptions
 from .sandbox import DockerSandbox, apply_on_close, split_env
@@ -70,12 +71,21 @@ class DockerProvider(IsolatedSandboxProvider):
                 )
         name = opts.name or f"sandlot-{secrets.token_hex(4)}"
         session = secrets.token_hex(8)
-        args, env = self._run_args(name, session, opts.image)
+        # Forwarded connections are handed into the container over a socket in a directory
+        # of ours, mounted read-only (adr/0055): only for an engine on this kernel.
+        wanted = opts.session_helper and opts.forward_handover
+        folder = handover.make_dir(session) if wanted and handover.engine_is_local(cli) else None
+        args, env = self._run_args(name, session, opts.image, folder)
         # Shielded: a client killed mid-request can still leave the engine creating the
         # container, which nothing would then clean up. A cancellation lands right after.
         with anyio.CancelScope(shield=True):
-            done = await cli.run(*args, env=env, timeout=1800)
+            try:
+                done = await cli.run(*args, env=env, timeout=1800)
+            except BaseException:
+                handover.remove_dir(folder)
+                raise
             if done.code != 0:
+                handover.remove_dir(folder)
                 raise await self._run_failed(cli, done.stderr, name, session, opts.image)
         container_id = done.stdout.strip().splitlines()[-1]
         try:
@@ -85,9 +95,12 @@ class DockerProvider(IsolatedSandboxProvider):
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await self._undo(cli, container_id, name, exc)
+                if opts.on_close == "delete":
+                    handover.remove_dir(folder)
             raise
         return DockerSandbox(
-            cli, container_id=container_id, name=name, options=opts, on_close=opts.on_close
+            cli, container_id=container_id, name=name, options=opts, on_close=opts.on_close,
+            handover_dir=folder,
         )
 
     async def _run_failed(
@@ -128,7 +141,8 @@ class DockerProvider(IsolatedSandboxProvider):
                 error = joined
         return error
 
-    def _run_args(self, name: str, session: str, image: str) -> tuple[list[str], dict[str, str]]:
+    def _run_args(self, name: str, session: str, image: str,
+                  handover_dir: Path | None = None) -> tuple[list[str], dict[str, str]]:
         opts = self.options
         args = ["run", "-d", "--name", name, "--network", opts.network, "--entrypoint", "sh",
                 "--pull", opts.pull]
@@ -152,6 +166,10 @@ class DockerProvider(IsolatedSandboxProvider):
         for mount in opts.mounts:
             spec = f"type=bind,source={mount.source},target={mount.target}"
             args += ["--mount", spec + (",readonly" if mount.read_only else "")]
+        if handover_dir is not None:
+            # --volume, not --mount: a kept container whose directory the host's temporary
+            # cleaner removed still starts (the engine makes the directory again).
+            args += ["--volume", f"{handover_dir}:{handover.CONTAINER_DIR}:ro"]
         passed, own = split_env(reveal(opts.env))
         for key in passed:  # the value comes from the client's environment, not argv
             args += ["--env", key]
@@ -225,5 +243,17 @@ class DockerProvider(IsolatedSandboxProvider):
             raise
         return DockerSandbox(
             cli, container_id=container_id, name=name, options=self.options,
-            on_close=self.options.on_close,
+            on_close=self.options.on_close, handover_dir=_handover_dir(cli, info, self.options),
         )  # fmt: skip
+
+
+def _handover_dir(cli: DockerCLI, info: dict[str, Any], options: DockerOptions) -> Path | None:
+    """The handover directory of a container sandlot made (found by its mount), when it
+    still is there on this host."""
+    if not (options.session_helper and options.forward_handover
+            and handover.engine_is_local(cli)):
+        return None
+    for mount in info.get("Mounts") or []:
+        if mount.get("Destination") == handover.CONTAINER_DIR:
+            return handover.existing_dir(str(mount.get("Source", "")))
+    return None

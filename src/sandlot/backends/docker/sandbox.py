@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import socket
 import time
 from collections.abc import Awaitable
 from pathlib import Path
@@ -31,6 +32,7 @@ from ...errors import CleanupError, ProviderError, SandboxGoneError, SandboxPaus
 from ...sandbox import SWEEP_TIMEOUT, InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from . import helper
 from .cli import PROVIDER, DockerCLI
+from .handover import Handover, carry_or_decline, remove_dir
 from .options import DockerOptions, OnClose
 
 T = TypeVar("T")
@@ -261,6 +263,7 @@ class DockerSandbox(Sandbox):
         name: str,
         options: DockerOptions,
         on_close: OnClose,
+        handover_dir: Path | None = None,
     ) -> None:
         super().__init__(provider=PROVIDER, worktree=options.workdir, name=name)
         self.cli = cli
@@ -273,6 +276,8 @@ class DockerSandbox(Sandbox):
         #: The container's state, one `docker inspect` shared by every command that asks.
         self._state = SharedCall(self._inspect_state)
         self._paused_since: float | None = None
+        #: Forwarded sockets handed into the container (adr/0055); None without its mount.
+        self.handover = None if handover_dir is None else Handover(handover_dir)
 
     def _exec_argv(
         self, argv: list[str], *, cwd: str, env: dict[str, str], sudo: bool, interactive: bool,
@@ -333,6 +338,15 @@ class DockerSandbox(Sandbox):
         return await asyncio.to_thread(
             _run_piped, cmd, client_env, spec.stdin, spec.stdout, spec.stderr
         )
+
+    async def _forward_handover(
+        self, client: socket.socket, remote_host: str, remote_port: int
+    ) -> bool:
+        """The client socket itself, handed to the session helper (adr/0055), when the
+        container has the handover mount and the helper runs."""
+        if not self._helper_on():
+            return False
+        return await carry_or_decline(self, client, remote_host, remote_port)
 
     async def _forward_connection(
         self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int
@@ -470,7 +484,11 @@ class DockerSandbox(Sandbox):
                              container=self.name)
 
     async def _close(self) -> None:
+        if self.handover is not None:
+            await self.handover.close()
         await apply_on_close(self.cli, self.container_id, self.name, self.on_close)
+        if self.handover is not None and self.on_close == "delete":
+            remove_dir(self.handover.folder)
 
 
 async def apply_on_close(cli: DockerCLI, container: str, name: str, policy: OnClose) -> None:

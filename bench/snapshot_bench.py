@@ -6,7 +6,9 @@
   local and docker.
 - snapshot / restore of that tree in a sandbox (local, docker with the host's toolchain
   mounted for git, fake Coder) against `tar c | tar x` of it in the same sandbox (the restore
-  rewrites the whole tree: it was emptied first). Goal: <= 1.5x.
+  rewrites the whole tree: it was emptied first), median of 3 alternating rounds, each run
+  after an untimed clean-up and `sync` (without them the tar pipe took 0.5-9 s, depending on
+  how much write-back the runs before it had left). Goal: <= 1.5x.
 
     python -m bench --only snapshot     # or: python -m bench.snapshot_bench [--quick]
 """
@@ -55,15 +57,22 @@ async def _timed(func: Callable[[], Awaitable[object]]) -> float:
 
 
 async def _pairs(subject: Callable[[], Awaitable[object]],
-                 baseline: Callable[[], Awaitable[object]], rounds: int) -> tuple[float, float]:
-    """Median of `rounds` alternating runs (no warm-up: each run is seconds long)."""
+                 baseline: Callable[[], Awaitable[object]], rounds: int,
+                 setup: tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[object]]]
+                 | None = None) -> tuple[float, float]:
+    """Median of `rounds` alternating runs (no warm-up: each run is seconds long). `setup`
+    (the subject's, the baseline's) runs before each timed run, untimed: removing what the
+    previous run wrote (10,000 files for the tar pipe, one pack for a snapshot) is part of
+    neither, and a `sync` there starts each run with no write-back of the last one pending."""
     subject_times: list[float] = []
     baseline_times: list[float] = []
     for i in range(rounds):
-        order = [(subject, subject_times), (baseline, baseline_times)]
+        order = [(subject, subject_times, 0), (baseline, baseline_times, 1)]
         if i % 2:
             order.reverse()
-        for func, sink in order:
+        for func, sink, side in order:
+            if setup is not None:
+                await setup[side]()
             sink.append(await _timed(func))
     return sorted(subject_times)[rounds // 2], sorted(baseline_times)[rounds // 2]
 
@@ -100,32 +109,36 @@ async def snapshot_pairs(sandbox: Sandbox, tree: Path, rounds: int) -> list[Meas
     work = f"{sandbox.worktree}/tree"
     await sandbox.copy_in(tree, work)
 
+    async def clean() -> None:  # a first snapshot: no store yet
+        await sandbox.exec(f"rm -rf /tmp/bench-tar {sandbox.worktree}/.sandlot && sync",
+                           check=True)
+
     async def take() -> None:
-        await sandbox.exec(["rm", "-rf", f"{sandbox.worktree}/.sandlot"], check=True)
         await sandbox.snapshot(paths=[work])
 
     async def tar_copy() -> None:
-        await sandbox.exec(f"rm -rf /tmp/bench-tar && mkdir /tmp/bench-tar && "
+        await sandbox.exec(f"mkdir /tmp/bench-tar && "
                            f"tar cf - -C {work} . | tar xf - -C /tmp/bench-tar", check=True)
 
-    take_s, take_b = await _pairs(take, tar_copy, rounds)
+    take_s, take_b = await _pairs(take, tar_copy, rounds, setup=(clean, clean))
     snap = await sandbox.snapshot(paths=[work])
 
     async def again() -> None:  # the usual case: a snapshot after an agent's small step
         await sandbox.exec(f"date > {work}/d000/changed", check=True)
         await sandbox.snapshot(paths=[work])
 
-    again_s, again_b = await _pairs(again, tar_copy, rounds)
+    async def clean_tar() -> None:
+        await sandbox.exec("rm -rf /tmp/bench-tar && sync", check=True)
+
+    again_s, again_b = await _pairs(again, tar_copy, rounds, setup=(clean_tar, clean_tar))
+
+    async def emptied() -> None:  # the restore rewrites the whole tree, as tar writes a copy
+        await sandbox.exec(f"rm -rf {work}/d* {work}/.[!.]*; sync", check=True)
 
     async def restore() -> None:
-        await sandbox.exec(f"rm -rf {work}/d* {work}/.[!.]*; true", check=True)
         await sandbox.restore(snap)
 
-    async def tar_back() -> None:
-        await sandbox.exec(f"rm -rf /tmp/bench-tar && mkdir /tmp/bench-tar && "
-                           f"tar cf - -C {work} . | tar xf - -C /tmp/bench-tar", check=True)
-
-    back_s, back_b = await _pairs(restore, tar_back, rounds)
+    back_s, back_b = await _pairs(restore, tar_copy, rounds, setup=(emptied, clean_tar))
     await sandbox.exec("rm -rf /tmp/bench-tar")
     return [
         Measurement(group="snapshot", backend=sandbox.provider, subject="snapshot (first)",
@@ -153,14 +166,15 @@ async def _fake_coder(tmp: Path) -> AsyncIterator[IsolatedSandboxProvider]:
 
 
 async def run(quick: bool = False) -> list[Measurement]:
-    files, mib, rounds = (1_000, 20, 1) if quick else (10_000, 200, 1)
+    # Snapshot pairs: 3 rounds, median (seconds each); fork pairs: one (a minute each).
+    files, mib, rounds = (1_000, 20, 1) if quick else (10_000, 200, 3)
     rows: list[Measurement] = []
     with tempfile.TemporaryDirectory(prefix="sandlot-bench-snap-") as scratch:
         tmp = Path(scratch)
         tree = await anyio.to_thread.run_sync(make_tree, tmp / "tree", files, mib)
         async with sandlot.local().session() as sandbox:
             rows += await snapshot_pairs(sandbox, tree, rounds)
-        rows.append(await fork_pair("local", sandlot.local(), tree, rounds))
+        rows.append(await fork_pair("local", sandlot.local(), tree, 1))
         from tests import docker_engine
 
         try:
@@ -174,7 +188,7 @@ async def run(quick: bool = False) -> list[Measurement]:
             try:
                 provider = sandlot.docker(engine.busybox_image(), docker_host=engine.host,
                                           on_close="delete")
-                rows.append(await fork_pair("docker", provider, tree, rounds))
+                rows.append(await fork_pair("docker", provider, tree, 1))
                 # busybox has no git: the snapshot rows use the host's toolchain, mounted.
                 with_git = sandlot.docker(engine.toolchain_image(), docker_host=engine.host,
                                           mounts=[*engine.toolchain_mounts()], on_close="delete",
@@ -184,7 +198,7 @@ async def run(quick: bool = False) -> list[Measurement]:
             finally:
                 engine.stop()
         async with _fake_coder(tmp / "coder") as coder:
-            rows.append(await fork_pair("fake_coder", coder, tree, rounds))
+            rows.append(await fork_pair("fake_coder", coder, tree, 1))
             async with coder.session() as sandbox:
                 rows += await snapshot_pairs(sandbox, tree, rounds)
         shutil.rmtree(tree, ignore_errors=True)

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.abc
 import pytest
 
 if TYPE_CHECKING:
@@ -121,3 +122,14 @@ async def tagged_processes(backend: ModuleType, sandbox: Sandbox, tag: str) -> l
         return host_tagged(tag)
     found = await sandbox.exec(["sh", "-c", _TAGGED_SCRIPT, "sh", tag], check=True)
     return [int(pid) for pid in found.stdout.split()]
+
+
+async def receive_until_eof(stream: anyio.abc.ByteReceiveStream, within: float = 60) -> bytes:
+    """Everything the peer sends until its end (a half-close or a close), within a bound."""
+    got = bytearray()
+    with anyio.fail_after(within):
+        while True:
+            try:
+                got += await stream.receive()
+            except anyio.EndOfStream:
+                return bytes(got)

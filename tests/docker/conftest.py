@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -46,6 +47,28 @@ async def opened(
             await sandbox.close()
         except Exception:  # a test that broke the container on purpose
             await sandbox.cli.run("rm", "-f", sandbox.container_id)
+
+
+@pytest.fixture
+async def toolchain_opened() -> AsyncIterator[Callable[..., Any]]:
+    """Create sandboxes on the toolchain image (python3 there: the session helper runs),
+    closed and removed at the end of the test, their forward handover directory too."""
+    made: list[DockerSandbox] = []
+
+    async def open_one(**options: Any) -> DockerSandbox:
+        box = await docker_backend.toolchain_provider(**options).create()
+        assert isinstance(box, DockerSandbox)
+        made.append(box)
+        return box
+
+    yield open_one
+    for box in made:
+        try:
+            await box.close()
+        finally:
+            await box.cli.run("rm", "-f", box.container_id)
+            if box.handover is not None:
+                shutil.rmtree(box.handover.folder, ignore_errors=True)
 
 
 def inspect(engine: docker_engine.DockerEngine, container: str, template: str) -> str:

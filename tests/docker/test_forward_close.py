@@ -20,6 +20,7 @@ import pytest
 from sandlot.backends.docker import DockerSandbox
 from sandlot.testing.ports import listen_port
 from tests.backends import docker as docker_backend
+from tests.docker.in_container import UP
 
 pytestmark = pytest.mark.anyio
 
@@ -49,16 +50,6 @@ while True:
         threading.Thread(target=flood, args=(c,), daemon=True).start()
 """
 
-UP = r"""
-import socket, sys, time
-for _ in range(300):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(1)
-"""
 
 # Processes whose command line holds argv[1] + argv[2]: given in two halves, so that this
 # probe's own command line does not match.

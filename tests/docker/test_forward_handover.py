@@ -8,8 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ import sandlot
 from sandlot.backends.docker import DockerSandbox, handover
 from tests import docker_engine
 from tests.backends import docker as docker_backend
+from tests.docker.in_container import UP
+from tests.helpers import receive_until_eof
 
 pytestmark = pytest.mark.anyio
 
@@ -56,36 +57,11 @@ while True:
                      daemon=True).start()
 """
 
-UP = r"""
-import socket, sys, time
-for _ in range(300):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(1)
-"""
 
 
 @pytest.fixture
-async def opened() -> AsyncIterator[Open]:
-    made: list[DockerSandbox] = []
-
-    async def open_one(**options: Any) -> DockerSandbox:
-        box = await docker_backend.toolchain_provider(**options).create()
-        assert isinstance(box, DockerSandbox)
-        made.append(box)
-        return box
-
-    yield open_one
-    for box in made:
-        try:
-            await box.close()
-        finally:
-            await box.cli.run("rm", "-f", box.container_id)
-            if box.handover is not None:
-                shutil.rmtree(box.handover.folder, ignore_errors=True)
+def opened(toolchain_opened: Open) -> Open:
+    return toolchain_opened
 
 
 async def _serve(box: DockerSandbox, mode: str, port: int = PORT) -> sandlot.Process:
@@ -96,17 +72,10 @@ async def _serve(box: DockerSandbox, mode: str, port: int = PORT) -> sandlot.Pro
 
 async def _digest_through(address: sandlot.ForwardAddress, payload: bytes) -> str:
     stream = await anyio.connect_tcp(address.host, address.port)
-    got = bytearray()
     async with stream:
         await stream.send(payload)
         await stream.send_eof()
-        with anyio.fail_after(60):
-            while True:
-                try:
-                    got += await stream.receive()
-                except anyio.EndOfStream:
-                    break
-    return got.decode()
+        return (await receive_until_eof(stream)).decode()
 
 
 def _root(engine: docker_engine.DockerEngine, box: DockerSandbox, script: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -21,6 +21,8 @@ from sandlot._session.helper import flow
 from sandlot.backends.docker import DockerSandbox, helper
 from tests import docker_engine
 from tests.backends import docker as docker_backend
+from tests.docker.in_container import UP
+from tests.helpers import receive_until_eof
 
 pytestmark = pytest.mark.anyio
 
@@ -43,21 +45,8 @@ true
 
 
 @pytest.fixture
-async def opened() -> AsyncIterator[Open]:
-    made: list[DockerSandbox] = []
-
-    async def open_one(**options: Any) -> DockerSandbox:
-        box = await docker_backend.toolchain_provider(**options).create()
-        assert isinstance(box, DockerSandbox)
-        made.append(box)
-        return box
-
-    yield open_one
-    for box in made:
-        try:
-            await box.close()
-        finally:
-            await box.cli.run("rm", "-f", box.container_id)
+def opened(toolchain_opened: Open) -> Open:
+    return toolchain_opened
 
 
 async def _parent(box: DockerSandbox) -> int:
@@ -230,16 +219,10 @@ async def test_a_forward_goes_over_the_helper_both_ways(opened: Open, handover: 
                     await stream.send(payload)
                     await stream.send_eof()  # half-close: the echo ends after it
 
-                got = bytearray()
                 async with stream, anyio.create_task_group() as group:
                     group.start_soon(send)
-                    with anyio.fail_after(60):
-                        while True:
-                            try:
-                                got += await stream.receive()
-                            except anyio.EndOfStream:
-                                break
-                assert bytes(got) == payload
+                    got = await receive_until_eof(stream)
+                assert got == payload
             assert handover == (box.handover is not None and box.handover.active)
         finally:
             await echo.kill()
@@ -265,14 +248,3 @@ while True:
     threading.Thread(target=echo, args=(s.accept()[0],), daemon=True).start()
 """
 
-# Waits until something listens on 127.0.0.1:$1.
-UP = r"""
-import socket, sys, time
-for _ in range(300):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(1)
-"""

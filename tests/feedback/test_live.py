@@ -116,3 +116,48 @@ async def test_a_missing_tool_is_said_once_per_toolbox(feedback_projects: Projec
     # Another toolbox says it again, once.
     other = Toolbox(sandbox, WorkspaceSet({"w": root}), env=env)
     assert "ruff is not installed" in (await other.write("three.py", "x = 1\n")).text
+
+
+async def test_no_scratch_file_outlives_an_edit_done_over_budget_or_cancelled(
+    feedback_projects: Projects, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks' scratch files in the sandbox's /tmp (the host's, on the local backend)
+    go with every edit: one that finished (removed in the background), one whose budget ended
+    its checks, and one whose caller gave up while the checks ran."""
+    import anyio
+
+    from sandlot.feedback import checks
+
+    case = BY_NAME["python-slow"]
+    sandbox = feedback_projects.sandbox
+    root = await feedback_projects.fresh(case.fixture)
+    tokens = iter(f"{i:032x}" for i in range(0xfeed0, 0xfeed9))
+    used: list[str] = []
+
+    def token_hex(_n: int) -> str:
+        used.append(next(tokens))
+        return used[-1]
+
+    monkeypatch.setattr(checks.secrets, "token_hex", token_hex)
+
+    async def left() -> str:
+        found = await sandbox.exec(["sh", "-c", "ls /tmp | grep -F -e " + " -e ".join(
+            f"sandlot-feedback-{token}" for token in used) + "; true"], check=True)
+        return found.stdout
+
+    fast = Toolbox(sandbox, WorkspaceSet({"w": root}), feedback_budget=120)
+    done = await fast.write("ok.py", "VALUE = 1\n")  # not slow: no .venv yet
+    assert done.feedback is not None and done.feedback.checks[0].status != "over_budget"
+    await stage(sandbox, case, root, write=False)  # now the project's ruff sleeps
+    over = await Toolbox(sandbox, WorkspaceSet({"w": root}), feedback_budget=1).write(
+        case.file, case.content)
+    assert over.feedback is not None and over.feedback.over_budget
+    with anyio.move_on_after(1.5) as cancelled:
+        await Toolbox(sandbox, WorkspaceSet({"w": root}), feedback_budget=60).write(
+            case.file.replace(".py", "_2.py"), case.content)
+    assert cancelled.cancelled_caught
+    for _ in range(100):  # the finished edit's removal runs in the background
+        if not await left():
+            break
+        await anyio.sleep(0.1)
+    assert await left() == ""

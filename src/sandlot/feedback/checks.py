@@ -71,8 +71,15 @@ async def run_checks(
     it all took."""
     token = secrets.token_hex(16)
     started = time.monotonic()
-    result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
-                                timeout=budget, max_output=_MAX_OUTPUT)
+    try:
+        result = await sandbox.exec(script.build(checks, token), cwd=root, env=dict(env or {}),
+                                    timeout=budget, max_output=_MAX_OUTPUT)
+    except BaseException:
+        # Cancelled (the edit's caller gave up) or the sandbox failed under it: the script
+        # never reached its own clean-up, so its scratch files would stay in the sandbox's
+        # /tmp (on the local backend, the host's), some per edit.
+        await _collect(sandbox, len(checks), token, env)
+        raise
     duration = time.monotonic() - started
     stdout = result.stdout
     if result.timed_out:

@@ -121,9 +121,9 @@ async def test_a_missing_tool_is_said_once_per_toolbox(feedback_projects: Projec
 async def test_no_scratch_file_outlives_an_edit_done_over_budget_or_cancelled(
     feedback_projects: Projects, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The checks' scratch files in the sandbox's /tmp (the host's, on the local backend)
-    go with every edit: one that finished (removed in the background), one whose budget ended
-    its checks, and one whose caller gave up while the checks ran."""
+    """The checks' scratch files in the sandbox's /dev/shm or /tmp (the host's, on the local
+    backend) go with every edit: one that finished (removed in the background), one whose
+    budget ended its checks, and one whose caller gave up while the checks ran."""
     import anyio
 
     from sandlot.feedback import checks
@@ -131,17 +131,17 @@ async def test_no_scratch_file_outlives_an_edit_done_over_budget_or_cancelled(
     case = BY_NAME["python-slow"]
     sandbox = feedback_projects.sandbox
     root = await feedback_projects.fresh(case.fixture)
-    tokens = iter(f"{i:032x}" for i in range(0xfeed0, 0xfeed9))
+    real = checks.secrets.token_hex
     used: list[str] = []
 
-    def token_hex(_n: int) -> str:
-        used.append(next(tokens))
+    def token_hex(n: int) -> str:  # every token made during the test, so its files are known
+        used.append(real(n))
         return used[-1]
 
     monkeypatch.setattr(checks.secrets, "token_hex", token_hex)
 
     async def left() -> str:
-        found = await sandbox.exec(["sh", "-c", "ls /tmp | grep -F -e " + " -e ".join(
+        found = await sandbox.exec(["sh", "-c", "ls /tmp /dev/shm | grep -F -e " + " -e ".join(
             f"sandlot-feedback-{token}" for token in used) + "; true"], check=True)
         return found.stdout
 

@@ -140,13 +140,13 @@ async def test_the_checks_scratch_files_are_removed(local_sandbox: Sandbox) -> N
         result = await box.write("s.py", "import os\n")
     scripts = [" ".join(spec.argv) for spec, _ in started]
     assert result.feedback is not None and result.feedback.findings
-    prefixes = {m for s in scripts for m in re.findall(r"/tmp/sandlot-feedback-[0-9a-f]+", s)}
+    prefixes = {m for s in scripts for m in re.findall(r"sandlot-feedback-[0-9a-f]+", s)}
     assert len(prefixes) == 1
     prefix = prefixes.pop()
 
     async def gone() -> bool:
-        found = await sandbox.exec(["sh", "-c", 'ls -d -- "$1".* 2>/dev/null | wc -l', "sh",
-                                    prefix])
+        found = await sandbox.exec(["sh", "-c", 'ls -d -- /tmp/"$1".* /dev/shm/"$1".* '
+                                    '2>/dev/null | wc -l', "sh", prefix])
         return found.stdout.strip() == "0"
 
     await eventually(gone, within=30, what="the scratch files' removal")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -198,8 +199,15 @@ async def test_on_close_is_applied_exactly(
     async with provider.session() as sandbox:
         await sandbox.exec("true", check=True)
         before_close = len(recorder.calls())
+        assert isinstance(sandbox, CoderSandbox)
+        # What `coder ssh` leaves in the host's temporary directory (cli/ssh.go), per workspace.
+        lock = Path(tempfile.gettempdir()) / f"coder-autostop-notify-{sandbox.workspace_id}"
+        assert lock.is_file()
     expected = {"delete": None, "stop": "stopped", "leave": "running"}[on_close]
     assert deployment.status(name) == expected
+    # Gone with the workspace; kept while the workspace is (coder would use it again).
+    assert lock.exists() == (on_close != "delete")
+    lock.unlink(missing_ok=True)
     closing = recorder.calls()[before_close:]
     reference = f"{deployment.username}/{name}"
     if on_close == "leave":

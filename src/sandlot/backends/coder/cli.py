@@ -15,7 +15,8 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Sequence
+import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -332,6 +333,28 @@ class CoderCLI:
     ) -> CLIResult:
         """`coder start|stop|delete <ref> --yes`; waits for the build like the CLI does."""
         return await self.run(verb, reference, "--yes", timeout=timeout, sandbox=sandbox)
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def remove_autostop_lock(workspace_id: str, env: Mapping[str, str] | None = None) -> None:
+    """Remove the lock file `coder ssh` made for a workspace that is now deleted.
+
+    cli/ssh.go (tryPollWorkspaceAutostop) creates `<os.TempDir()>/coder-autostop-notify-<id>`
+    for every workspace it connects to and never removes it: one empty file per sandbox would
+    pile up in the host's temporary directory. Only an empty regular file of ours, named for a
+    UUID, is removed."""
+    if not _UUID.fullmatch(workspace_id):
+        return
+    folder = (env if env is not None else os.environ).get("TMPDIR") or "/tmp"
+    path = os.path.join(folder, f"coder-autostop-notify-{workspace_id}")
+    try:
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_size == 0:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def args_name_workspace(args: Sequence[str]) -> bool:

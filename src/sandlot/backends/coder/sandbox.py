@@ -12,7 +12,7 @@ from ... import _shell
 from ...errors import CleanupError, ProviderError, SandboxGoneError
 from ...sandbox import InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from ...secrets import reveal
-from .cli import CoderCLI
+from .cli import CoderCLI, remove_autostop_lock
 from .lookup import find_workspace
 from .models import Agent, Workspace
 from .options import CoderAttachOptions, CoderCreateOptions
@@ -128,5 +128,7 @@ class CoderSandbox(Sandbox):
                 f"still be running: run `coder {action} {self.workspace} --yes`",
                 provider="coder", sandbox=self.workspace,
             ) from exc
+        if action == "delete":
+            remove_autostop_lock(self.workspace_id, self._cli.child_env())
         log.info("applied on_close=%r to Coder workspace %s", action, self.workspace)
 

@@ -3,6 +3,8 @@ the agent (cli/cliui/agent.go); only `--stdio` carries a session (see ../stdio.p
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from pathlib import Path
 
@@ -54,9 +56,20 @@ def cmd_ssh(inv: Invocation) -> int:
     if shutting_down:
         raise CLIError("agent is shutting down")
     wait_for_agent(inv, ws["id"], rec["id"])
+    _autostop_lock(ws["id"])
     from .. import stdio
 
     return stdio.pipe(Path(rec["socket"]), stdio_out)
+
+
+def _autostop_lock(workspace_id: str) -> None:
+    """cli/ssh.go tryPollWorkspaceAutostop: `flock.New(filepath.Join(os.TempDir(),
+    "coder-autostop-notify-"+workspace.ID))`, polled at once once the agent is reachable (the
+    file is made with O_CREATE|O_RDONLY, 0600), and never removed by coder."""
+    name = f"coder-autostop-notify-{workspace_id}"
+    path = os.path.join(os.environ.get("TMPDIR") or "/tmp", name)
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_CREAT | os.O_RDONLY, 0o600))
 
 
 def _ensure_started(

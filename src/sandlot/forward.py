@@ -148,6 +148,11 @@ async def _accept(listener: socket.socket) -> socket.socket:
         except OSError as exc:
             if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
                 continue  # the peer gave up before we took it
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # Out of descriptors for now: the connection waits in the backlog until
+                # one is free, and the forward goes on (its block must not fail for it).
+                await anyio.sleep(0.1)
+                continue
             raise
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return client

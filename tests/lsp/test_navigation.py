@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import anyio
 import pytest
 
 from sandlot import verify
@@ -117,3 +118,57 @@ async def _snapshot(project: Project) -> dict[str, str]:
         result = await project.sandbox.exec(["cat", "--", path], check=True)
         out[path] = result.stdout
     return out
+
+
+async def test_a_file_a_command_changes_between_calls_is_seen_by_the_next(
+        project: Project) -> None:
+    """The client keeps the texts it read, and the helper sends a file again only when a stat
+    or its digest says it changed (lsp/cache.py): a command's change, in place and of the same
+    size, even in the same clock tick as the last read, shows in the very next call: in the
+    file the call is on (synced to the server) and in a file the answer points into."""
+    case = project.case
+    if case.language != "go":
+        pytest.skip("the reads are the client's, the same for every language: Go shows them")
+    path, line, column = case.references_at
+    # A file the answer points into that no call opens in the server (one it has open is
+    # shown as the server has it: its positions refer to that text).
+    opened = {path, case.definition_at[0], case.hover_at[0]}
+    other = min(ref for ref in case.references if ref[0] not in opened)
+    marks = {path: line, other[0]: other[1]}
+    sandbox, lsp = project.sandbox, project.lsp
+    ws = lsp.workspaces.choose(None)
+    before = {p: (await sandbox.exec(["cat", "--", p], check=True)).stdout for p in marks}
+
+    async def shown() -> dict[tuple[str, int], str | None]:
+        refs = await lsp.find_references(path, line, column)
+        return {(r.path, r.span.line): r.text for r in refs}
+
+    async def mark(word: str) -> None:
+        for p, n in marks.items():  # in place (`cat >`: the same inode), then the next call
+            lines = before[p].split("\n")
+            lines[n - 1] += f" // {word}"
+            await sandbox.exec(["sh", "-c", 'cat > "$1"', "sh", p],
+                               stdin="\n".join(lines).encode(), check=True)
+        got = await shown()
+        for p, n in marks.items():
+            assert (got[(p, n)] or "").endswith(f"// {word}"), (p, n, got)
+
+    def proven() -> bool:  # held, with a fingerprint: the next read only stats them
+        return all((lsp._cache.get(ws.contain(p)) or (None,))[0] is not None for p in marks)
+
+    try:
+        await anyio.sleep(2.5)  # older than the cache's racy window
+        await shown()
+        assert proven()
+        await mark("one")
+        assert not proven()  # just written: read and hashed next time
+        await mark("two")  # the same size, in the same tick as the last write
+        await anyio.sleep(2.5)
+        await shown()
+        assert proven()
+        await mark("six")  # the same size again, over texts a stat would have proven
+    finally:
+        for p, text in before.items():
+            await sandbox.exec(["sh", "-c", 'cat > "$1"', "sh", p], stdin=text.encode(),
+                               check=True)
+    assert (await shown())[(path, line)] == before[path].split("\n")[line - 1]

@@ -13,6 +13,7 @@ from sandlot.lsp.positions import (
     from_lsp,
     from_utf16,
     lines_of,
+    span_of,
     to_lsp,
     to_utf16,
 )
@@ -77,3 +78,14 @@ def _units_to_column(line_text: str, units: int) -> int:
 def test_ascii_lines_take_the_short_way_to_the_same_columns(line_text: str, n: int) -> None:
     assert from_utf16(line_text, n) == _units_to_column(line_text, n)
     assert to_utf16(line_text, n) == _utf16_units(line_text[: max(n - 1, 0)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab\n\u00e9\U0001f375")),
+       st.lists(st.integers(min_value=0, max_value=8), min_size=4, max_size=4))
+def test_a_range_maps_as_its_two_ends_do(text: str, at: list[int]) -> None:
+    lines = lines_of(text)
+    start = {"line": at[0], "character": at[1]}
+    end = {"line": at[2], "character": at[3]}
+    assert span_of(lines, {"start": start, "end": end}) == (*from_lsp(lines, start),
+                                                            *from_lsp(lines, end))

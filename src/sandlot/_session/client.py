@@ -199,6 +199,11 @@ class Session:
 
         try:
             with anyio.move_on_after(math.inf if timeout is None else timeout):
+                if stdin is None:  # output only: no task group (a navigation call's read)
+                    async for channel, data in call:
+                        if on_data is not None:
+                            await on_data(channel, data)
+                    return call.result
                 # Input and output at once: a helper lost while the input still comes (a
                 # stream that waits) is noticed on the output side, and ends the feeding.
                 failed: Exception | None = None

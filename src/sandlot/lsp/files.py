@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..sandbox import Sandbox
+from .cache import Held, TextCache, known, parse_known
 
 #: The whole answer is bounded: a reference list over hundreds of big files.
 TOTAL_CAP = 64 << 20
@@ -86,22 +87,41 @@ def parse_many(data: bytes, paths: list[str]) -> dict[str, str | None]:
 
 
 async def read_many(sandbox: Sandbox, root: str, paths: list[str], *,
-                    env: Mapping[str, str] | None = None) -> dict[str, str | None]:
+                    env: Mapping[str, str] | None = None,
+                    cache: TextCache | None = None) -> dict[str, str | None]:
     """READ_MANY's texts, served by the sandbox's session helper (its `read_many`, the same
     output without the script's three process starts: a warm navigation call then costs about
-    the server's own time), else by the script."""
+    the server's own time), else by the script. With `cache`, the files it holds are not sent
+    again while unchanged (lsp/cache.py), and it holds what was read."""
     if not paths:
         return {}
     from ..tools.runner import run_op_in_session, run_script
 
     root = root.rstrip("/") or "/"
     limit = TOTAL_CAP + 65536
-    result = await run_op_in_session(sandbox, "read_many",
-                                     {"root": root, "cap": TOTAL_CAP, "paths": paths},
-                                     name="lsp-read", env=env, timeout=60, limit=limit)
+    args: dict[str, object] = {"root": root, "cap": TOTAL_CAP, "paths": paths}
+    # What the cache holds now: another call may replace an entry while this one waits.
+    held = [cache.get(p) for p in paths] if cache is not None else None
+    if held is not None:
+        args["known"] = known(held)
+    result = await run_op_in_session(sandbox, "read_many", args, name="lsp-read", env=env,
+                                     timeout=60, limit=limit)
+    served = result is not None
     if result is None:
         result = await run_script(sandbox, READ_MANY, [root, str(TOTAL_CAP), *paths],
                                   name="lsp-read", env=env, timeout=60, limit=limit)
     if result.exit_code != 0 or result.truncated:
-        return dict.fromkeys(paths)
-    return parse_many(result.stdout, paths)
+        texts: dict[str, str | None] = dict.fromkeys(paths)
+        keep: dict[str, Held] = {}
+    elif held is not None and served:
+        texts, keep = parse_known(result.stdout, paths, held)
+    else:  # the script: every file printed, no fingerprints or digests to hold
+        texts, keep = parse_many(result.stdout, paths), {}
+    if cache is not None:
+        for path in paths:
+            entry = keep.get(path)
+            if entry is None:
+                cache.forget(path)
+            else:
+                cache.keep(path, entry)
+    return texts

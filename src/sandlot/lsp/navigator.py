@@ -10,6 +10,7 @@ and a rename writes a file only if it still holds the text the server was given.
 from __future__ import annotations
 
 import asyncio
+import functools
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ from ..sandbox import Sandbox
 from ..verify.detector import Detector, _registry, detectors_for, normalize_language, probe
 from ..workspaces import Workspace, WorkspaceSet
 from . import positions
+from .cache import TextCache
 from .files import read_many
 from .models import (
     SEVERITIES,
@@ -51,6 +53,10 @@ A = TypeVar("A")
 B = TypeVar("B")
 
 
+#: A location's fields: (outside the workspace, path shown, line, column, end line, end
+#: column, the line's text), in the order answers are sorted by.
+_LocationKey = tuple[bool, str, int, int, int, int, str | None]
+
 #: How many files of recent answers a call reads along with its own file.
 RECENT = 64
 
@@ -61,10 +67,22 @@ ANSWERS_WHILE_LOADING = frozenset({"node"})
 def detector_for(path: str) -> Detector:
     """The detector whose language server owns `path`'s extension."""
     name = posixpath.basename(path)
-    ext = "." + name.rsplit(".", 1)[-1] if "." in name else ""
+    return _detector_of("." + name.rsplit(".", 1)[-1] if "." in name else "", path)
+
+
+@functools.lru_cache(maxsize=64)
+def _by_extension(ext: str) -> Detector | None:
+    # The registry is fixed, and building it (four detectors) was a hundredth of a warm call.
     for det in _registry():
         if det.lsp_command and ext in det.lsp_extensions:
             return det
+    return None
+
+
+def _detector_of(ext: str, path: str) -> Detector:
+    det = _by_extension(ext)
+    if det is not None:
+        return det
     known = sorted(e for d in _registry() for e in d.lsp_extensions)
     raise NoLanguageServerError(
         f"no language server for {path!r}: its extension {ext or '(none)'!r} belongs to no "
@@ -116,6 +134,11 @@ class LanguageServers:
         #: Files recent answers pointed into (insertion-ordered, bounded), read with the next
         #: call's own file so that its answer needs no second round trip.
         self._recent: dict[str, None] = {}
+        #: Texts of files read before, sent again only when a stat or their digest says they
+        #: changed (lsp/cache.py).
+        self._cache = TextCache()
+        #: Locations built before, by their fields (frozen models: equal fields, equal model).
+        self._built: dict[_LocationKey, Location] = {}
 
     async def __aenter__(self) -> LanguageServers:
         return self
@@ -144,6 +167,18 @@ class LanguageServers:
         """The live server for (workspace, language), started when absent or dead; and the
         deadline of the call about to use it (a cold one gets `index_timeout`)."""
         key = (ws.root, detector.language)
+        current = self._servers.get(key)
+        if current is None or not current.alive:
+            current = await self._start(key, ws, detector)
+        if current.warm:
+            return current, time.monotonic() + self.request_timeout
+        return current, current.started + self.index_timeout
+
+    async def _start(self, key: tuple[str, str], ws: Workspace, detector: Detector
+                     ) -> LanguageServer:
+        """The server of `key`, (re)started under its lock. A live server is taken without
+        it (above): the lock's two checkpoints were two more turns of the event loop on
+        every warm call, and a live server is what a wait for the lock would find."""
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
             current = self._servers.get(key)
@@ -156,9 +191,7 @@ class LanguageServers:
                                          argv=self.commands.get(detector.language))
                 await current.start(self.index_timeout)
                 self._servers[key] = current
-        if current.warm:
-            return current, time.monotonic() + self.request_timeout
-        return current, current.started + self.index_timeout
+        return current
 
     async def _request(self, server: LanguageServer, deadline: float, method: str,
                        params: Any) -> Any:
@@ -219,7 +252,9 @@ class LanguageServers:
         # The cheap read (sh, stat, cat), not the race-free helper: this runs on every call,
         # and what is read here is only shown to the server. rename_symbol writes through
         # the helper, conditional on the text it reads then.
-        text = (await read_many(self.sandbox, ws.root, [target], env=self.env)).get(target)
+        texts = await read_many(self.sandbox, ws.root, [target], env=self.env,
+                                cache=self._cache)
+        text = texts.get(target)
         if text is None:
             _, text = await self.files._slurp("lsp", ws, target)  # its typed error says why
         doc = await server.sync(target, text)
@@ -247,7 +282,8 @@ class LanguageServers:
             else:
                 by_root.setdefault(ws.root, []).append(path)
         for root, wanted in by_root.items():
-            texts = await read_many(self.sandbox, root, wanted, env=self.env)
+            texts = await read_many(self.sandbox, root, wanted, env=self.env,
+                                    cache=self._cache)
             for path in wanted:
                 text = texts.get(path)
                 out[path] = positions.lines_of(text) if text is not None else None
@@ -270,8 +306,7 @@ class LanguageServers:
                         column=int(start.get("character", 0)) + 1,
                         end_line=int(end.get("line", 0)) + 1,
                         end_column=int(end.get("character", 0)) + 1)
-        line, column = positions.from_lsp(lines, start)
-        end_line, end_column = positions.from_lsp(lines, end)
+        line, column, end_line, end_column = positions.span_of(lines, rng)
         return Span(line=line, column=column, end_line=end_line, end_column=end_column)
 
     async def _locations(self, raw: Any, server: LanguageServer,
@@ -292,25 +327,41 @@ class LanguageServers:
             if path is not None and isinstance(rng, dict):
                 found.append((path, rng))
         texts = await self._texts([p for p, _ in found], server, known)
-        for path, _ in found:  # the next call reads these with its own file, in one go
+        # Each file once, in the order of its last location in the answer (as if each
+        # location moved its file to the end): the next call reads these with its own file.
+        for path in reversed(dict.fromkeys(p for p, _ in reversed(found))):
             if self._owner(path) is not None:
                 self._recent.pop(path, None)
                 self._recent[path] = None
         while len(self._recent) > RECENT:
             self._recent.pop(next(iter(self._recent)))
-        out: list[Location] = []
-        shows: dict[str, tuple[str, bool]] = {}
+        files = {path: (texts.get(path), *self._show(path)) for path in texts}
+        # A location as a tuple first: equal ones are dropped and the rest sorted before any
+        # model is built, and a location seen before reuses its model (a warm call repeats
+        # most of its answer; building the models was a third of its mapping).
+        keys: dict[_LocationKey, None] = {}
         for path, rng in found:
-            lines = texts.get(path)
-            span = self._span(lines, rng)
-            if path not in shows:
-                shows[path] = self._show(path)
-            shown, inside = shows[path]
-            text = _line(lines, span.line)
-            out.append(Location(path=shown, in_workspace=inside, span=span, text=text))
-        out.sort(key=lambda loc: (not loc.in_workspace, loc.path, loc.span.line,
-                                  loc.span.column))
-        return list(dict.fromkeys(out))
+            lines, shown, inside = files[path]
+            if lines is None:
+                start, end = rng.get("start", {}), rng.get("end", {})
+                line, column = int(start.get("line", 0)) + 1, int(start.get("character", 0)) + 1
+                end_line, end_column = (int(end.get("line", 0)) + 1,
+                                        int(end.get("character", 0)) + 1)
+            else:
+                line, column, end_line, end_column = positions.span_of(lines, rng)
+            keys[(not inside, shown, line, column, end_line, end_column,
+                  _line(lines, line))] = None
+        ordered = sorted(keys, key=lambda key: key[:4])  # stable: as sorting the models was
+        if len(self._built) > 4096:
+            self._built.clear()
+        return [self._built.get(key) or self._build(key) for key in ordered]
+
+    def _build(self, key: _LocationKey) -> Location:
+        outside, shown, line, column, end_line, end_column, text = key
+        span = Span(line=line, column=column, end_line=end_line, end_column=end_column)
+        built = self._built[key] = Location(path=shown, in_workspace=not outside, span=span,
+                                            text=text)
+        return built
 
     async def _locate(self, method: str, path: str, line: int | None, column: int | None,
                       workspace: str | None, extra: Mapping[str, Any]) -> list[Location]:
@@ -330,12 +381,13 @@ class LanguageServers:
         if doc is not None and server.warm:
             params = self._params(doc, ws, target, line, column, extra)
             texts, raw = await _together(
-                read_many(self.sandbox, ws.root, wanted, env=self.env),
+                read_many(self.sandbox, ws.root, wanted, env=self.env, cache=self._cache),
                 self._request(server, deadline, method, params))
             if texts.get(target) == doc.text:
                 return await self._locations(raw, server, texts)
         else:
-            texts = await read_many(self.sandbox, ws.root, wanted, env=self.env)
+            texts = await read_many(self.sandbox, ws.root, wanted, env=self.env,
+                                    cache=self._cache)
         text = texts.get(target)
         if text is None:
             _, text = await self.files._slurp("lsp", ws, target)  # its typed error says why
@@ -588,12 +640,23 @@ class LanguageServers:
 
 async def _together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
     """Both results, run at once; the first failure is raised (not an exception group), and
-    a cancel cancels both."""
-    done = await asyncio.gather(first, second, return_exceptions=True)
-    for item in done:
-        if isinstance(item, BaseException):
-            raise item
-    return done[0], done[1]  # type: ignore[return-value]
+    a cancel cancels both. `second` runs in the caller's task, `first` in one of its own:
+    gather's two tasks and its future were a few more turns of the event loop per call."""
+    task = asyncio.ensure_future(first)
+    try:
+        got = await second
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait({task})  # as gather: the cancel is over once both are
+        if not task.cancelled():
+            task.exception()  # retrieved: it failed as it was cancelled, nothing to report
+        raise
+    except BaseException:
+        await asyncio.wait({task})  # as gather: both end, and the first's failure comes first
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception() from None  # type: ignore[misc]
+        raise
+    return await task, got
 
 
 def _names(symbol: Symbol, wanted: str) -> bool:

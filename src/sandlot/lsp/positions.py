@@ -10,6 +10,7 @@ units to the server, so every position crosses this module.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from ..errors import ToolError
 
@@ -83,6 +84,18 @@ def from_lsp(lines: Lines, position: dict[str, int]) -> tuple[int, int]:
     if line >= len(lines):
         return line + 1, 1
     return line + 1, from_utf16(lines[line], units)
+
+
+def span_of(lines: Lines, rng: dict[str, Any]) -> tuple[int, int, int, int]:
+    """The model's (line, column, end line, end column) of an LSP range: from_lsp of both
+    ends in one call (an answer's every location goes through here, on every call)."""
+    start, end = rng.get("start", {}), rng.get("end", {})
+    line, units = int(start.get("line", 0)), int(start.get("character", 0))
+    end_line, end_units = int(end.get("line", 0)), int(end.get("character", 0))
+    count = len(lines)
+    column = from_utf16(lines[line], units) if line < count else 1
+    end_column = from_utf16(lines[end_line], end_units) if end_line < count else 1
+    return line + 1, column, end_line + 1, end_column
 
 
 def offset_of(lines: Lines, position: dict[str, int]) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import posixpath
 import re
 import time
@@ -61,10 +62,14 @@ READY_LOGS: dict[str, re.Pattern[str]] = {"python": re.compile(r"^Found \d+ sour
 READY_GRACE = 60.0
 
 
+# Both cached: every warm call turns the same few paths and URIs into each other, and
+# urllib's quoting and parsing was a twentieth of the host's work in it.
+@functools.lru_cache(maxsize=4096)
 def file_uri(path: str) -> str:
     return "file://" + quote(path, safe="/")
 
 
+@functools.lru_cache(maxsize=4096)
 def uri_path(uri: str) -> str | None:
     """The absolute path of a file: URI (None for any other scheme)."""
     parsed = urlparse(uri)

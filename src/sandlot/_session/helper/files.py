@@ -4,10 +4,12 @@ output and exit codes), its output streamed as DATA frames and its exit code in 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import subprocess
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -44,6 +46,11 @@ class Buffered:
         if self.data:
             self.request.send(bytes(self.data), STDOUT)
             self.data = bytearray()
+
+    def flush_last(self) -> None:
+        """What is left, sent with the RESULT (the request ends now without more output)."""
+        self.request.send_last(bytes(self.data), STDOUT)
+        self.data = bytearray()
 
 
 def _killer(proc: subprocess.Popen[bytes]) -> Any:
@@ -140,14 +147,24 @@ def _inside(root: str, path: str) -> bool:
     return True
 
 
+def _fingerprint(info: os.stat_result) -> str:
+    """What changes whenever the file's content can have (within its timestamps' granularity:
+    the host gives one back only for a file whose ctime was old when it was read): a write
+    moves ctime, which no program can set back (unlike mtime), a replacement the inode."""
+    return (f"{info.st_dev}.{info.st_ino}.{info.st_size}.{info.st_mtime_ns}."
+            f"{info.st_ctime_ns}")
+
+
 @op("read_many")
 def read_many(request: Request) -> dict[str, Any]:
     """args: {"root", "cap", "paths"}. The output of sandlot.lsp.files.READ_MANY, byte for
     byte (the kept files' 1-based indices, their sizes, then their contents up to the cap),
-    without the three processes that script starts on every navigation call."""
+    without the three processes that script starts on every navigation call. With "known":
+    see _read_known."""
     root = str(request.args["root"])
     cap = int(request.args["cap"])
     paths = [str(p) for p in request.args["paths"]]
+    known = request.args.get("known")
     sink = Buffered(request)
     kept: list[tuple[int, str]] = []
     for index, path in enumerate(paths, 1):
@@ -155,17 +172,20 @@ def read_many(request: Request) -> dict[str, Any]:
             kept.append((index, path))
     sink.write((" ".join(str(i) for i, _ in kept) + "\n").encode())
     if not kept:
-        sink.flush()
+        sink.flush_last()
         return {"code": 0}
+    now = time.time_ns()  # before the stats: a change after them is later than this
     try:
-        sizes = [os.stat(path).st_size for _, path in kept]
+        infos = [os.stat(path) for _, path in kept]
     except OSError:
         sink.flush()
         return {"code": 4}
-    sink.write((" ".join(str(s) for s in sizes) + "\n").encode())
+    sink.write((" ".join(str(i.st_size) for i in infos) + "\n").encode())
+    if known is not None:
+        return _read_known(sink, kept, infos, known, cap, now)
     total = 0
     for at, (_, path) in enumerate(kept):  # no zip(strict=): the helper runs on python 3.8
-        total += sizes[at]
+        total += infos[at].st_size
         if total > cap:
             continue
         try:  # as cat would: whatever is there now (a changed size breaks the caller's sum)
@@ -175,5 +195,43 @@ def read_many(request: Request) -> dict[str, Any]:
         except OSError:
             sink.flush()
             return {"code": 1}
-    sink.flush()
+    sink.flush_last()
+    return {"code": 0}
+
+
+def _read_known(sink: Buffered, kept: list[tuple[int, str]], infos: list[os.stat_result],
+                known: list[Any], cap: int, now: int) -> dict[str, Any]:
+    """read_many for a host that holds some of the files' texts: `known` has, per path, null
+    or [fingerprint or null, digest] of the text it holds. A file whose fingerprint is the one
+    given is not read at all (the host gives one only where a stat proves the file unchanged);
+    another is read and hashed, and printed only when its digest is not the one given. After
+    the sizes, a line: this clock's time in ns, then per kept file `fingerprint:digest`, the
+    digest empty when the file was not read, `-` when past the cap."""
+    tokens: list[str] = []
+    body: list[bytes] = []
+    total = 0
+    for at, (index, path) in enumerate(kept):
+        held = known[index - 1] if isinstance(known[index - 1], list) else [None, None]
+        stamp = _fingerprint(infos[at])
+        if held[0] is not None and held[0] == stamp:
+            tokens.append(stamp + ":")
+            continue
+        total += infos[at].st_size
+        if total > cap:
+            tokens.append(stamp + ":-")
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            sink.flush()
+            return {"code": 1}
+        digest = hashlib.sha256(data).hexdigest()
+        tokens.append(stamp + ":" + digest)
+        if digest != held[1]:
+            body.append(data)  # a size other than the stat's breaks the caller's sum
+    sink.write((" ".join([str(now), *tokens]) + "\n").encode())
+    for data in body:
+        sink.write(data)
+    sink.flush_last()
     return {"code": 0}

@@ -12,11 +12,18 @@ import anyio
 import pytest
 
 from sandlot import verify
+from sandlot.lsp.navigator import detector_for
 from sandlot.tools import Toolbox
 
-from .conftest import Project
+from .conftest import Project, project_params
 
 pytestmark = pytest.mark.anyio
+
+GO_PROJECTS = [p for p in project_params() if p[1] == "go"]
+
+
+def _ids(param: tuple[str, str]) -> str:
+    return f"{param[0]}-{param[1]}"
 
 
 async def test_definition_across_files_and_packages(project: Project) -> None:
@@ -120,6 +127,38 @@ async def _snapshot(project: Project) -> dict[str, str]:
     return out
 
 
+# The client's syncing and reads are the same for every language: Go shows them.
+@pytest.mark.parametrize("project", GO_PROJECTS, indirect=True, ids=_ids)
+async def test_a_file_the_server_has_open_is_synced_when_a_command_changed_it(
+        project: Project) -> None:
+    """The server answers from its own copy of a file it has open (an earlier call opened
+    it), not from the disk: a command's change to that file must reach the server before the
+    next call on another file, or the answer points at lines that moved."""
+    case = project.case
+    path, line, column = case.references_at
+    lsp, sandbox = project.lsp, project.sandbox
+    ws = lsp.workspaces.choose(None)
+    other = min(p for p, _ in case.references if p != path)
+    await lsp.document_symbols(other)  # now open in the server
+    server, _ = await lsp.server(ws, detector_for(other))
+    assert ws.contain(other) in lsp._opened(server, ws)
+    before = (await sandbox.exec(["cat", "--", other], check=True)).stdout
+    try:
+        # Two lines more at its top, in place, by a command: every reference in it moves.
+        await sandbox.exec(["sh", "-c", 'cat > "$1"', "sh", other],
+                           stdin=("// moved\n// down\n" + before).encode(), check=True)
+        refs = await lsp.find_references(path, line, column)
+        got = {(r.path, r.span.line) for r in refs}
+        assert got == {(p, n + 2 if p == other else n) for p, n in case.references}, refs
+    finally:
+        await sandbox.exec(["sh", "-c", 'cat > "$1"', "sh", other], stdin=before.encode(),
+                           check=True)
+    refs = await lsp.find_references(path, line, column)
+    assert {(r.path, r.span.line) for r in refs} == case.references, refs
+
+
+# The client's syncing and reads are the same for every language: Go shows them.
+@pytest.mark.parametrize("project", GO_PROJECTS, indirect=True, ids=_ids)
 async def test_a_file_a_command_changes_between_calls_is_seen_by_the_next(
         project: Project) -> None:
     """The client keeps the texts it read, and the helper sends a file again only when a stat
@@ -127,8 +166,6 @@ async def test_a_file_a_command_changes_between_calls_is_seen_by_the_next(
     size, even in the same clock tick as the last read, shows in the very next call: in the
     file the call is on (synced to the server) and in a file the answer points into."""
     case = project.case
-    if case.language != "go":
-        pytest.skip("the reads are the client's, the same for every language: Go shows them")
     path, line, column = case.references_at
     # A file the answer points into that no call opens in the server (one it has open is
     # shown as the server has it: its positions refer to that text).

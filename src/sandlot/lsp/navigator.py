@@ -252,13 +252,44 @@ class LanguageServers:
         # The cheap read (sh, stat, cat), not the race-free helper: this runs on every call,
         # and what is read here is only shown to the server. rename_symbol writes through
         # the helper, conditional on the text it reads then.
-        texts = await read_many(self.sandbox, ws.root, [target], env=self.env,
-                                cache=self._cache)
+        texts = await read_many(self.sandbox, ws.root, [target, *self._opened(server, ws)],
+                                env=self.env, cache=self._cache)
         text = texts.get(target)
         if text is None:
             _, text = await self.files._slurp("lsp", ws, target)  # its typed error says why
+        await self._resync(server, texts, target)
         doc = await server.sync(target, text)
         return ws, target, server, doc, deadline
+
+    def _opened(self, server: LanguageServer, ws: Workspace) -> list[str]:
+        """The files of `ws` the server has open (earlier calls opened them)."""
+        found = []
+        for uri in server.documents:
+            path = uri_path(uri)
+            if path is not None and self._owner(path) is ws:
+                found.append(path)
+        return found
+
+    def _stale(self, server: LanguageServer, texts: Mapping[str, str | None]) -> list[str]:
+        """Files the server has open whose text on disk (as just read) is not the server's:
+        a command changed them. The server answers from its copy of an open file, not from
+        the disk, so each must be synced before it is asked."""
+        stale = []
+        for path, text in texts.items():
+            doc = server.documents.get(file_uri(path))
+            if doc is not None and text is not None and doc.text != text:
+                stale.append(path)
+        return stale
+
+    async def _resync(self, server: LanguageServer, texts: Mapping[str, str | None],
+                      skip: str = "") -> bool:
+        """Sync every stale open file but `skip`; whether there was one."""
+        stale = [p for p in self._stale(server, texts) if p != skip]
+        for path in stale:
+            text = texts[path]
+            assert text is not None
+            await server.sync(path, text)
+        return bool(stale)
 
     async def _texts(self, paths: list[str], server: LanguageServer | None = None,
                      known: Mapping[str, str | None] | None = None
@@ -368,7 +399,8 @@ class LanguageServers:
         """A request answered with locations (definition, references), in one round trip to
         the sandbox when the server is warm: the request goes with the text the server has,
         while the file -- and the files recent answers pointed into, whose lines the answer
-        will need -- are read; if the file changed meanwhile, it is synced and asked again."""
+        will need, and every file the server has open -- are read; if one of those the server
+        has open changed meanwhile, it is synced and the server asked again."""
         if line is None or column is None:
             raise ToolError("pass line and column (1-based, in characters) of the symbol")
         if not path:
@@ -376,14 +408,16 @@ class LanguageServers:
         ws = self.workspaces.choose(workspace)
         target = ws.contain(path)
         server, deadline = await self.server(ws, detector_for(target))
-        wanted = [target, *(p for p in self._recent if p != target and self._owner(p) is ws)]
+        wanted = list(dict.fromkeys([
+            target, *(p for p in self._recent if self._owner(p) is ws),
+            *self._opened(server, ws)]))
         doc = server.documents.get(file_uri(target))
         if doc is not None and server.warm:
             params = self._params(doc, ws, target, line, column, extra)
             texts, raw = await _together(
                 read_many(self.sandbox, ws.root, wanted, env=self.env, cache=self._cache),
                 self._request(server, deadline, method, params))
-            if texts.get(target) == doc.text:
+            if texts.get(target) == doc.text and not self._stale(server, texts):
                 return await self._locations(raw, server, texts)
         else:
             texts = await read_many(self.sandbox, ws.root, wanted, env=self.env,
@@ -391,6 +425,7 @@ class LanguageServers:
         text = texts.get(target)
         if text is None:
             _, text = await self.files._slurp("lsp", ws, target)  # its typed error says why
+        await self._resync(server, texts, target)
         doc = await server.sync(target, text)
         params = self._params(doc, ws, target, line, column, extra)
         raw = await self._request(server, deadline, method, params)

@@ -138,24 +138,29 @@ def _listen(local_port: int) -> socket.socket:
     return listener
 
 
-async def _accept(listener: socket.socket) -> socket.socket:
+async def accept(listener: socket.socket) -> socket.socket:
+    """The next connection on a non-blocking listening socket (TCP or Unix). A peer that
+    gave up before it was taken is skipped; out of descriptors for now, the connection waits
+    in the backlog until one is free (the listener's owner must not fail for it)."""
     while True:
         await anyio.wait_readable(listener)
         try:
-            client, _ = listener.accept()
+            return listener.accept()[0]
         except (BlockingIOError, InterruptedError):
             continue
         except OSError as exc:
             if exc.errno in (errno.ECONNABORTED, errno.EPROTO):
-                continue  # the peer gave up before we took it
+                continue
             if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                # Out of descriptors for now: the connection waits in the backlog until
-                # one is free, and the forward goes on (its block must not fail for it).
                 await anyio.sleep(0.1)
                 continue
             raise
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return client
+
+
+async def _accept(listener: socket.socket) -> socket.socket:
+    client = await accept(listener)
+    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return client
 
 
 @contextlib.asynccontextmanager

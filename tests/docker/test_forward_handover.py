@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,16 @@ def opened(toolchain_opened: Open) -> Open:
     return toolchain_opened
 
 
+@contextlib.asynccontextmanager
+async def serving(box: DockerSandbox, mode: str, port: int = PORT) -> AsyncIterator[None]:
+    """SERVER in `mode` on `port` for the block, killed after it."""
+    server = await _serve(box, mode, port)
+    try:
+        yield
+    finally:
+        await server.kill()
+
+
 async def _serve(box: DockerSandbox, mode: str, port: int = PORT) -> sandlot.Process:
     server = await box.start(["python3", "-c", SERVER, mode, str(port)])
     await box.exec(["python3", "-c", UP, str(port)], timeout=60, check=True)
@@ -86,8 +96,7 @@ def _root(engine: docker_engine.DockerEngine, box: DockerSandbox, script: str) -
 async def test_many_connections_at_once_skip_the_stream_byte_for_byte(opened: Open) -> None:
     box = await opened()
     assert box.handover is not None and not box.handover.active
-    server = await _serve(box, "digest")
-    try:
+    async with serving(box, "digest"):
         payloads = [os.urandom(n) for n in (0, 1, 65536, 3 << 20)] * 8
         got: dict[int, str] = {}
         async with box.forward_port(PORT) as address:
@@ -100,8 +109,6 @@ async def test_many_connections_at_once_skip_the_stream_byte_for_byte(opened: Op
                     group.start_soon(one, i)
             assert box.handover.active
         assert got == {i: hashlib.sha256(p).hexdigest() for i, p in enumerate(payloads)}
-    finally:
-        await server.kill()
 
 
 async def test_the_mount_is_read_only_and_holds_no_socket_between_handovers(
@@ -109,12 +116,8 @@ async def test_the_mount_is_read_only_and_holds_no_socket_between_handovers(
 ) -> None:
     engine = docker_backend.engine()
     box = await opened()
-    server = await _serve(box, "digest")
-    try:
-        async with box.forward_port(PORT) as address:
-            assert await _digest_through(address, b"x") == hashlib.sha256(b"x").hexdigest()
-    finally:
-        await server.kill()
+    async with serving(box, "digest"), box.forward_port(PORT) as address:
+        assert await _digest_through(address, b"x") == hashlib.sha256(b"x").hexdigest()
     assert box.handover is not None
     # Even root in the container can make, replace or link nothing there; the socket the
     # helper connected to was removed once it had.
@@ -190,14 +193,11 @@ async def test_a_helper_killed_mid_connection_ends_it_and_the_next_one_works(
                     while True:
                         await stream.receive()
         # The next command starts a new helper, and the next connection a channel to it.
-        server = await _serve(box, "digest", PORT + 1)
-        try:
+        async with serving(box, "digest", PORT + 1):
             with anyio.fail_after(120):
                 answer = await _digest_through(digesting, b"again")
             assert answer == hashlib.sha256(b"again").hexdigest()
             assert box.handover is not None and box.handover.active
-        finally:
-            await server.kill()
 
 
 async def test_a_helper_that_cannot_reach_the_socket_leaves_forwards_on_the_stream(
@@ -209,15 +209,12 @@ async def test_a_helper_that_cannot_reach_the_socket_leaves_forwards_on_the_stre
     box = await opened(user="1234:1234")
     assert box.handover is not None
     box.handover.folder.chmod(0o700)
-    server = await _serve(box, "digest")
-    try:
+    async with serving(box, "digest"):
         async with box.forward_port(PORT) as address:
             for payload in (b"one", os.urandom(1 << 20)):
                 got = await _digest_through(address, payload)
                 assert got == hashlib.sha256(payload).hexdigest()
         assert box.handover.off is not None and not box.handover.active
-    finally:
-        await server.kill()
 
 
 async def test_the_directory_goes_with_a_deleted_container_and_stays_with_a_kept_one(
@@ -241,13 +238,10 @@ async def test_the_directory_goes_with_a_deleted_container_and_stays_with_a_kept
     async with again.session() as box:
         assert isinstance(box, DockerSandbox)
         assert box.handover is not None and box.handover.folder == kept_folder
-        server = await _serve(box, "digest")
-        try:
+        async with serving(box, "digest"):
             async with box.forward_port(PORT) as address:
                 assert await _digest_through(address, b"k") == hashlib.sha256(b"k").hexdigest()
             assert box.handover.active
-        finally:
-            await server.kill()
     assert not kept_folder.exists()
 
 

@@ -38,10 +38,11 @@ import anyio
 import anyio.abc
 
 from ..._session.client import Call, Session, SessionError
+from ...forward import accept
 
 if TYPE_CHECKING:
     from .cli import DockerCLI
-    from .sandbox import DockerSandbox
+    from .options import DockerOptions
 
 log = logging.getLogger("sandlot")
 
@@ -57,10 +58,12 @@ _MAX_PATH = 100
 _SESSION = re.compile(r"[0-9a-f]{16}")
 
 
-def engine_is_local(cli: DockerCLI) -> bool:
-    """Whether the engine is reached over a Unix socket (so, most likely, on this kernel;
-    the helper's connect is the proof). A context may point anywhere: not assumed."""
-    if cli.context:
+def wanted(options: DockerOptions, cli: DockerCLI) -> bool:
+    """Whether a container of these options has (or gets) the handover mount: the session
+    helper on, the handover not turned off, and an engine reached over a Unix socket (so,
+    most likely, on this kernel; the helper's connect is the proof). A context may point
+    anywhere: not assumed."""
+    if not (options.session_helper and options.forward_handover) or cli.context:
         return False
     address = cli.docker_host or os.environ.get("DOCKER_HOST") or "unix://"
     return address.startswith("unix://")
@@ -265,13 +268,9 @@ async def _accept_proven(listener: socket.socket, token: bytes,
                         pass
                 group.cancel_scope.cancel()
 
-            async def accept() -> None:
+            async def first_proven() -> None:
                 while True:
-                    await anyio.wait_readable(listener)
-                    try:
-                        peer, _ = listener.accept()
-                    except (BlockingIOError, InterruptedError):
-                        continue
+                    peer = await accept(listener)
                     if await _proves(peer, token):
                         found.append(peer)
                         group.cancel_scope.cancel()
@@ -279,7 +278,7 @@ async def _accept_proven(listener: socket.socket, token: bytes,
                     peer.close()
 
             group.start_soon(ended)
-            group.start_soon(accept)
+            group.start_soon(first_proven)
     return found[0] if found else None
 
 
@@ -299,13 +298,3 @@ async def _proves(peer: socket.socket, token: bytes) -> bool:
             return hmac.compare_digest(said, token)
     return False
 
-
-async def carry_or_decline(sandbox: DockerSandbox, client: socket.socket, host: str,
-                           port: int) -> bool:
-    """The sandbox's `_forward_handover`: False when it has no handover directory."""
-    from .helper import session_of
-
-    handover = sandbox.handover
-    if handover is None:
-        return False
-    return await handover.carry(session_of(sandbox), client, host, port)

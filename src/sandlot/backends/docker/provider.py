@@ -73,8 +73,7 @@ class DockerProvider(IsolatedSandboxProvider):
         session = secrets.token_hex(8)
         # Forwarded connections are handed into the container over a socket in a directory
         # of ours, mounted read-only (adr/0055): only for an engine on this kernel.
-        wanted = opts.session_helper and opts.forward_handover
-        folder = handover.make_dir(session) if wanted and handover.engine_is_local(cli) else None
+        folder = handover.make_dir(session) if handover.wanted(opts, cli) else None
         args, env = self._run_args(name, session, opts.image, folder)
         # Shielded: a client killed mid-request can still leave the engine creating the
         # container, which nothing would then clean up. A cancellation lands right after.
@@ -250,8 +249,7 @@ class DockerProvider(IsolatedSandboxProvider):
 def _handover_dir(cli: DockerCLI, info: dict[str, Any], options: DockerOptions) -> Path | None:
     """The handover directory of a container sandlot made (found by its mount), when it
     still is there on this host."""
-    if not (options.session_helper and options.forward_handover
-            and handover.engine_is_local(cli)):
+    if not handover.wanted(options, cli):
         return None
     for mount in info.get("Mounts") or []:
         if mount.get("Destination") == handover.CONTAINER_DIR:

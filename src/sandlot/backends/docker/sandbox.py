@@ -32,7 +32,7 @@ from ...errors import CleanupError, ProviderError, SandboxGoneError, SandboxPaus
 from ...sandbox import SWEEP_TIMEOUT, InteractiveSpec, RunningCommand, Sandbox, SpawnSpec
 from . import helper
 from .cli import PROVIDER, DockerCLI
-from .handover import Handover, carry_or_decline, remove_dir
+from .handover import Handover, remove_dir
 from .options import DockerOptions, OnClose
 
 T = TypeVar("T")
@@ -344,9 +344,10 @@ class DockerSandbox(Sandbox):
     ) -> bool:
         """The client socket itself, handed to the session helper (adr/0055), when the
         container has the handover mount and the helper runs."""
-        if not self._helper_on():
+        if not self._helper_on() or self.handover is None:
             return False
-        return await carry_or_decline(self, client, remote_host, remote_port)
+        return await self.handover.carry(helper.session_of(self), client, remote_host,
+                                         remote_port)
 
     async def _forward_connection(
         self, client: anyio.abc.ByteStream, remote_host: str, remote_port: int

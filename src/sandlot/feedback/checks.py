@@ -144,8 +144,9 @@ def assemble(
 
 async def _collect(sandbox: Sandbox, count: int, token: str,
                    env: Mapping[str, str] | None) -> str:
-    """The budget ended the script: the sections of the checks that finished, and the scratch
-    files removed ('' when that fails too: every check then reads as over budget)."""
+    """The script did not reach its own end (the budget ended it, or the edit was cancelled
+    or its sandbox failed under it): the sections of the checks that finished, and the
+    scratch files removed ('' when that fails too: every check then reads as over budget)."""
     with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
         found = await sandbox.exec(script.collect(count, token), env=dict(env or {}),
                                    timeout=30, max_output=_MAX_OUTPUT)

@@ -47,11 +47,26 @@ unset GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIR
   GIT_NAMESPACE GIT_COMMON_DIR GIT_CEILING_DIRECTORIES GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT
 std=--exclude-standard
 [ -n "$addf" ] && std=
-# `git $bulk add` streams every new file's contents into one pack per call (git's bulk
-# check-in, taken for any file over core.bigFileThreshold) instead of a loose object file
-# each: one file written instead of thousands, which is most of a first snapshot's cost
-# (adr/0046). Only `add` gets it: for diff, a blob over the threshold would count as binary.
+# `git $bulk add` streams every file it hashes into one pack per call (git's bulk check-in,
+# taken for any file over core.bigFileThreshold) instead of a loose object file each: one
+# file written instead of thousands (adr/0046); it matters where packer.py cannot run. Only
+# `add` gets it: for diff, a blob over the threshold would count as binary.
 bulk="-c core.bigFileThreshold=1"
+packer=
+# stage PATHSPEC...: what `git add -A` does. Where python3 is, packer.py first hashes the new
+# and changed files into one pack and enters them into the index with their stat (git's
+# collision-detecting SHA-1 is most of a large snapshot's cost, adr/0056); `git add -A` then
+# finds them clean, and does everything, the same way, where the packer did nothing.
+stage() {
+  if [ -n "$packer" ] && command -v python3 >/dev/null 2>&1; then
+    git ls-files -z -o -m $std -- "$@" | python3 -I -S -c "$packer"
+    s=$?
+    [ "$s" -eq 28 ] && return 1  # the disk is full (it said so); nothing of it kept
+    [ "$s" -eq 0 ] || [ "$s" -eq 3 ] ||
+      echo "sandlot: the snapshot packer failed (exit $s); git hashed the files" >&2
+  fi
+  git $bulk add -A $addf -- "$@"
+}
 # enter N: make root number N the work tree (cwd, GIT_WORK_TREE, its index).
 enter() {
   n=0
@@ -69,16 +84,27 @@ enter() {
 }
 count() { n=0; for spec in $roots; do n=$((n + 1)); done; echo "$n"; }
 need_store() { [ -s "$g/sandlot-store" ] || { echo "no snapshot store at $g" >&2; exit 4; }; }
+# hold: one script that writes the store at a time (flock on fd 9, where the sandbox has
+# flock; the kernel lets go when the script ends in any way, killed included). Holding it, an
+# index lock or a temporary pack in the store was left by a git or packer that was killed (a
+# cancelled call): it is removed, else every later snapshot would fail on the lock.
+hold() {
+  command -v flock >/dev/null 2>&1 || return 0
+  { exec 9>"$st/lock" && flock 9; } 2>/dev/null || return 0
+  rm -f "$st"/idx/*.lock "$g"/objects/pack/tmp_* || :
+}
 """
 
-#: $4 the store id to use if the store is new  $5 the snapshot id  $6 its meta JSON.
-#: Prints `<store id> <commit> <files> <bytes>`.
+#: $4 the store id to use if the store is new  $5 the snapshot id  $6 its meta JSON  $7
+#: packer.py's source. Prints `<store id> <commit> <files> <bytes>`.
 TAKE = PRELUDE + r"""
-candidate=$4 id=$5 meta=$6; shift 6
+candidate=$4 id=$5 meta=$6 packer=$7; shift 7
+[ -e "$state/.gitignore" ] || { mkdir -p "$state" && printf '*\n' > "$state/.gitignore"; } ||
+  exit 3
+mkdir -p "$st/idx" || exit 3
+hold
 if [ ! -s "$g/sandlot-store" ]; then
-  [ -e "$state/.gitignore" ] || { mkdir -p "$state" && printf '*\n' > "$state/.gitignore"; } ||
-    exit 3
-  mkdir -p "$st/idx" && git init -q >/dev/null || exit 3
+  git init -q >/dev/null || exit 3
   for kv in core.autocrlf=false core.symlinks=true core.filemode=true core.bare=false \
             core.precomposeunicode=false core.ignorecase=false gc.auto=0 core.quotepath=false \
             core.compression=0 core.loosecompression=0 pack.compression=0 core.fsync=none; do
@@ -94,7 +120,7 @@ git rev-parse -q --verify "refs/sandlot/snapshots/$id" >/dev/null && exit 7
 entries= files=0 bytes=0 i=0 total=$(count)
 while [ "$i" -lt "$total" ]; do
   enter "$i" || exit 1
-  git $bulk add -A $addf -- "$@" || exit 1
+  stage "$@" || exit 1
   t=$(git write-tree) || exit 1
   e=$(git ls-files -z -o --directory $std -- "$@" |
       xargs -0 -r sh -c 'for d; do find "./$d" -type d -empty -print0; done' sh |
@@ -133,6 +159,7 @@ s=$?; rm -f "$st/list.$$"; exit $s
 RESTORE = PRELUDE + r"""
 commit=$4 store=$5 id=$6; shift 6
 need_store
+hold
 [ "$(cat "$g/sandlot-store")" = "$store" ] || exit 8
 [ "$(git rev-parse -q --verify "refs/sandlot/snapshots/$id")" = "$commit" ] || exit 6
 i=0 total=$(count)
@@ -153,18 +180,19 @@ while [ "$i" -lt "$total" ]; do
 done
 """
 
-#: $4 $5 $6 as for RESTORE. Per root: a line with base64 of `git diff --name-status -z`, a
-#: line with base64 of the binary patch (snapshot -> now).
+#: $4 $5 $6 as for RESTORE, $7 packer.py's source. Per root: a line with base64 of `git diff
+#: --name-status -z`, a line with base64 of the binary patch (snapshot -> now).
 DIFF = PRELUDE + r"""
-commit=$4 store=$5 id=$6; shift 6
+commit=$4 store=$5 id=$6 packer=$7; shift 7
 need_store
+hold
 [ "$(cat "$g/sandlot-store")" = "$store" ] || exit 8
 [ "$(git rev-parse -q --verify "refs/sandlot/snapshots/$id")" = "$commit" ] || exit 6
 i=0 total=$(count) tmp=$st/diff.$$
 trap 'rm -f "$tmp"' EXIT
 while [ "$i" -lt "$total" ]; do
   enter "$i" || exit 1
-  git $bulk add -A $addf -- "$@" || exit 1
+  stage "$@" || exit 1
   now=$(git write-tree) || exit 1
   pre=
   [ "$total" -gt 1 ] && pre="$i/"

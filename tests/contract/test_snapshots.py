@@ -9,6 +9,7 @@ git, which tests/docker/test_snapshot_tools.py holds to a typed error.
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import AsyncIterator
 from types import ModuleType
 
@@ -176,6 +177,35 @@ async def test_fifty_snapshots_then_the_first_restored(gsandbox: Sandbox) -> Non
     assert [s.label for s in listed] == [str(n) for n in range(50)]
     await gsandbox.restore(first.id)
     assert await tree_hash(gsandbox) == first_hash
+
+
+async def test_what_a_killed_snapshot_left_does_not_stop_the_next(
+    gsandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A snapshot, diff or restore cancelled mid-way is killed with its git and packer: their
+    index lock and temporary pack stay in the store. The next call removes them (it holds the
+    store's flock, so nothing else can be writing them) instead of failing on the lock, and
+    the packer hashes the files as before (no fallback to git is logged)."""
+    await gsandbox.exec("mkdir d && echo one > d/a && echo two > b", check=True)
+    first = await gsandbox.snapshot()
+    store = f"{gsandbox.worktree}/.sandlot/snapshots"
+    left = (f"ls {store}/idx | grep -c '[.]lock$'; "
+            f"ls {store}/git/objects/pack | grep -c '^tmp_'; true")
+    await gsandbox.exec(f"for f in {store}/idx/*; do : > \"$f.lock\"; done && "
+                        f"head -c 5000 /dev/urandom > {store}/git/objects/pack/tmp_pack_sandlot_7 "
+                        f"&& : > {store}/git/objects/pack/tmp_idx_sandlot_7", check=True)
+    assert (await gsandbox.exec(left)).stdout.split() == ["1", "2"]
+    await gsandbox.exec("echo changed > d/a && echo new > c", check=True)
+    with caplog.at_level(logging.WARNING, logger="sandlot.snapshots"):
+        second = await gsandbox.snapshot()
+    assert not caplog.records
+    assert (await gsandbox.exec(left)).stdout.split() == ["0", "0"]
+    assert second.files == 3
+    await gsandbox.exec(f"for f in {store}/idx/*; do : > \"$f.lock\"; done", check=True)
+    assert [c.path for c in (await gsandbox.snapshot_diff(first)).changes] == ["c", "d/a"]
+    await gsandbox.exec(f"for f in {store}/idx/*; do : > \"$f.lock\"; done", check=True)
+    await gsandbox.restore(first)
+    assert (await gsandbox.exec("cat d/a b; ls", check=True)).stdout == "one\ntwo\nb\nd\n"
 
 
 async def test_restore_refuses_while_a_process_works_there(gsandbox: Sandbox) -> None:

@@ -107,6 +107,9 @@ async def test_a_full_disk_leaves_no_snapshot_listed(sandbox: Sandbox) -> None:
             await sh(sandbox, "head -c 4194304 /dev/urandom > big")
             with pytest.raises(SnapshotDiskFullError, match="no snapshot was recorded"):
                 await sandbox.snapshot(label="too big")
+            # Nothing half-written kept: no temporary pack, no index lock.
+            assert not list(Path(small, "objects").glob("pack/tmp_*"))
+            assert not list(store.parent.parent.glob("idx/*.lock"))
             assert [s.id for s in await sandbox.snapshots()] == [first.id]
             await sandbox.restore(first, force=True)
             assert await sh(sandbox, "ls") == "s\n"

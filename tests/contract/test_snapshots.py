@@ -22,6 +22,7 @@ from sandlot import (
     SnapshotBusyError,
     SnapshotNotFoundError,
 )
+from sandlot.snapshots import store
 
 pytestmark = pytest.mark.anyio
 
@@ -87,6 +88,15 @@ git rev-parse HEAD; git ls-files -s; git branch --format='%(refname) %(objectnam
 git stash list --format='%H %s'; git status --porcelain=v1 -z | od -c | tail -n 3
 find .git -type f ! -name index -exec cksum {} + | sort
 """
+
+
+@pytest.fixture(autouse=True)
+def packer_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These trees are small: the packer hashes them all the same (it takes any large
+    change; tests/local/test_snapshot_packer.py holds it to git), so it runs on every
+    backend here. Small changes are git's by default; the toolbox and MCP tests take that
+    path."""
+    monkeypatch.setattr(store, "PACKER_FILES", 1)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 
 import sandlot
 from sandlot import ConfigurationError, Sandbox, SnapshotDiskFullError, SnapshotNotFoundError
+from sandlot.snapshots import store as snapshot_store
 from tests.helpers import require
 
 pytestmark = pytest.mark.anyio
@@ -93,9 +94,14 @@ async def test_bad_input_is_refused_before_anything_runs(sandbox: Sandbox) -> No
     assert await sh(sandbox, "ls -A") == ""
 
 
-async def test_a_full_disk_leaves_no_snapshot_listed(sandbox: Sandbox) -> None:
-    """The store sits on a 1 MiB tmpfs; a 4 MiB file cannot be recorded."""
+@pytest.mark.parametrize("hashed_by", ["git", "packer"])
+async def test_a_full_disk_leaves_no_snapshot_listed(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, hashed_by: str
+) -> None:
+    """The store sits on a 1 MiB tmpfs; a 4 MiB file cannot be recorded, whether git or the
+    packer (adr/0056) writes it."""
     require(os.geteuid() == 0, "mounting a small tmpfs needs root")
+    monkeypatch.setattr(snapshot_store, "PACKER_FILES", 1 if hashed_by == "packer" else 64)
     with tempfile.TemporaryDirectory() as small:
         await anyio.run_process(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small])
         try:

@@ -263,11 +263,13 @@ def test_a_locked_index_is_left_to_git(stores: tuple[Path, Store, Store]) -> Non
     assert packed.packs() == 0
 
 
-def run_take(worktree: Path, packer_source: str, path: str) -> subprocess.CompletedProcess[str]:
-    """The TAKE script itself, as `store.take` runs it, with `path` as PATH."""
+def run_take(worktree: Path, packer_source: str, path: str,
+             many: str = "1 0") -> subprocess.CompletedProcess[str]:
+    """The TAKE script itself, as `store.take` runs it, with `path` as PATH; the packer used
+    from `many` ("<files> <bytes>") changed on (by default: always)."""
     argv = ["sh", "-c", scripts.TAKE, "sandlot-snapshot", f"{worktree}/.sandlot",
             store._root_words([str(worktree)], False, ()), "-", "0" * 32, "0" * 12,
-            '{"v": 1}', packer_source, *store._pathspecs(())]
+            '{"v": 1}', packer_source, many, *store._pathspecs(())]
     return subprocess.run(argv, cwd="/", capture_output=True, text=True, check=False,
                           env={**os.environ, "PATH": path})
 
@@ -309,6 +311,19 @@ def test_the_script_without_python3_or_with_a_failing_packer_records_the_same_tr
     assert trees["packer"] == trees["no python3"] == trees["failing packer"]
 
 
+@pytest.mark.parametrize(("many", "used"), [
+    ("64 8388608", False),  # 26 files, 3.3 MiB: git's
+    ("26 8388608", True),
+    ("64 3000000", True),
+])
+def test_few_small_changes_stay_with_git(tmp_path: Path, many: str, used: bool) -> None:
+    """Below both thresholds the packer is not even started (a failing one says nothing)."""
+    make_hostile_tree(tmp_path)
+    done = run_take(tmp_path, "import sys; sys.exit(1)", os.environ["PATH"], many)
+    assert done.returncode == 0, done.stderr
+    assert ("the snapshot packer failed" in done.stderr) is used
+
+
 @pytest.fixture
 async def sandbox() -> Any:
     async with sandlot.local().session() as made:
@@ -319,6 +334,7 @@ async def test_a_failing_packer_is_logged_and_the_snapshot_still_right(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(store, "PACKER_SOURCE", "raise SystemExit(2)")
+    monkeypatch.setattr(store, "PACKER_FILES", 1)
     await sandbox.exec("mkdir d && echo one > d/a && printf 'two' > b", check=True)
     with caplog.at_level(logging.WARNING, logger="sandlot.snapshots"):
         snap = await sandbox.snapshot()

@@ -52,20 +52,39 @@ std=--exclude-standard
 # file written instead of thousands (adr/0046); it matters where packer.py cannot run. Only
 # `add` gets it: for diff, a blob over the threshold would count as binary.
 bulk="-c core.bigFileThreshold=1"
-packer=
-# stage PATHSPEC...: what `git add -A` does. Where python3 is, packer.py first hashes the new
-# and changed files into one pack and enters them into the index with their stat (git's
-# collision-detecting SHA-1 is most of a large snapshot's cost, adr/0056); `git add -A` then
-# finds them clean, and does everything, the same way, where the packer did nothing.
+packer= many=
+# stage PATHSPEC...: what `git add -A` does. Where python3 is and much has changed, packer.py
+# first hashes the new and changed files into one pack and enters them into the index with
+# their stat (git's collision-detecting SHA-1 is most of a large snapshot's cost, adr/0056);
+# `git add -A` then finds them clean, and does everything, the same way, where the packer did
+# nothing.
 stage() {
   if [ -n "$packer" ] && command -v python3 >/dev/null 2>&1; then
-    git ls-files -z -o -m $std -- "$@" | python3 -I -S -c "$packer"
-    s=$?
-    [ "$s" -eq 28 ] && return 1  # the disk is full (it said so); nothing of it kept
-    [ "$s" -eq 0 ] || [ "$s" -eq 3 ] ||
-      echo "sandlot: the snapshot packer failed (exit $s); git hashed the files" >&2
+    changed=$st/changed.$$
+    git ls-files -z -o -m $std -- "$@" > "$changed" || { rm -f "$changed"; return 1; }
+    if worth "$changed"; then
+      python3 -I -S -c "$packer" < "$changed"
+      s=$?
+      [ "$s" -eq 28 ] && { rm -f "$changed"; return 1; }  # the disk is full (it said so)
+      [ "$s" -eq 0 ] || [ "$s" -eq 3 ] ||
+        echo "sandlot: the snapshot packer failed (exit $s); git hashed the files" >&2
+    fi
+    rm -f "$changed"
   fi
-  git $bulk add -A $addf -- "$@"
+  git $bulk add -A $addf -- "$@" && return 0
+  # git leaves the pack it was writing (a full disk): nothing half-written stays.
+  [ -z "$held" ] || rm -f "$g"/objects/pack/tmp_*
+  return 1
+}
+# worth FILE: whether the NUL-separated names in FILE are at least $many ("<files> <bytes>")
+# in number or in bytes. Fewer stay with git: starting python3 and rewriting the index would
+# cost more than git's hashing of them.
+worth() {
+  n=$(tr '\000\n' '\n?' < "$1" | awk 'END { print NR }')
+  [ "$n" -gt 0 ] || return 1
+  [ "$n" -ge "${many% *}" ] && return 0
+  b=$(xargs -0 stat -c %s -- < "$1" 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }')
+  [ "${b:-0}" -ge "${many#* }" ]
 }
 # enter N: make root number N the work tree (cwd, GIT_WORK_TREE, its index).
 enter() {
@@ -88,17 +107,20 @@ need_store() { [ -s "$g/sandlot-store" ] || { echo "no snapshot store at $g" >&2
 # flock; the kernel lets go when the script ends in any way, killed included). Holding it, an
 # index lock or a temporary pack in the store was left by a git or packer that was killed (a
 # cancelled call): it is removed, else every later snapshot would fail on the lock.
+held=
 hold() {
   command -v flock >/dev/null 2>&1 || return 0
   { exec 9>"$st/lock" && flock 9; } 2>/dev/null || return 0
+  held=1
   rm -f "$st"/idx/*.lock "$g"/objects/pack/tmp_* || :
 }
 """
 
 #: $4 the store id to use if the store is new  $5 the snapshot id  $6 its meta JSON  $7
-#: packer.py's source. Prints `<store id> <commit> <files> <bytes>`.
+#: packer.py's source  $8 when to use it (`<files> <bytes>`). Prints `<store id> <commit>
+#: <files> <bytes>`.
 TAKE = PRELUDE + r"""
-candidate=$4 id=$5 meta=$6 packer=$7; shift 7
+candidate=$4 id=$5 meta=$6 packer=$7 many=$8; shift 8
 [ -e "$state/.gitignore" ] || { mkdir -p "$state" && printf '*\n' > "$state/.gitignore"; } ||
   exit 3
 mkdir -p "$st/idx" || exit 3
@@ -180,10 +202,10 @@ while [ "$i" -lt "$total" ]; do
 done
 """
 
-#: $4 $5 $6 as for RESTORE, $7 packer.py's source. Per root: a line with base64 of `git diff
+#: $4 $5 $6 as for RESTORE, $7 $8 as for TAKE. Per root: a line with base64 of `git diff
 #: --name-status -z`, a line with base64 of the binary patch (snapshot -> now).
 DIFF = PRELUDE + r"""
-commit=$4 store=$5 id=$6 packer=$7; shift 7
+commit=$4 store=$5 id=$6 packer=$7 many=$8; shift 8
 need_store
 hold
 [ "$(cat "$g/sandlot-store")" = "$store" ] || exit 8

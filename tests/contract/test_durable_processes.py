@@ -134,6 +134,18 @@ async def test_a_process_outlives_the_command_and_the_connection(
     assert not await process.signal("TERM")  # already ended: nothing sent
 
 
+async def test_a_limit_that_falls_due_after_the_exit_signals_nothing(sandbox: Sandbox) -> None:
+    """The command exits at once while a child it left holds the output open (the supervisor
+    waits up to 2 s for the output's end), and its time limit falls due meanwhile. The exit
+    was reaped and its number may be another process's by then: nothing is signalled, and
+    the exit stands. (The supervisor used to kill by that number, and killed a stranger on
+    this host: a compiler of another test, once.)"""
+    process = await sandbox.processes.start("(sleep 3) & exit 0", timeout=1)
+    info = await process.wait(timeout=30)
+    assert info.exit_code == 0 and info.ended_by is None
+    await process.remove()
+
+
 async def test_its_own_time_limits_end_it_and_say_which(sandbox: Sandbox) -> None:
     silent = await sandbox.processes.start("echo once; sleep 600", idle_timeout=1)
     chatty = await sandbox.processes.start(

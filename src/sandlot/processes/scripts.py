@@ -14,6 +14,7 @@ directory (`<root>/<id>/`):
                 has started the command (`start()` returns only once this exists)
 * `signal.<n>` -- a signal name someone asked for; the supervisor delivers it and removes it
 * `ended_by` -- `timeout` or `idle_timeout` when the supervisor ended the command itself
+* `reaped`   -- the command's exit status was collected: its pid is no longer signalled
 * `exit`     -- the command's exit status (128+N after signal N), written once it ended
 * `eof`      -- the output is complete (every writer of the pipe has closed it)
 
@@ -71,7 +72,11 @@ pid=$!
 # that sweeps that command's sandbox cannot end it: start() waits for this file.
 : > "$d/detached"
 # The whole group: dash and bash take `kill -s SIG -- -PID`, busybox only `kill -s SIG -PID`.
-group() { kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/null ||
+# Never once the command was reaped (`reaped`, written right after `wait`): its number may be
+# another process's by then, and a signal meant for the command would reach a stranger (a
+# timeout or a signal request in the 2 s the last output is waited for once did).
+group() { [ -e "$d/reaped" ] && return 0
+  kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/null ||
   kill -s "$1" "$pid" 2>/dev/null; }
 ( n=0 last=-1 quiet=0
   while [ ! -e "$d/exit" ]; do
@@ -83,10 +88,12 @@ group() { kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/nul
     if [ $((n % 4)) -eq 0 ]; then
       date +%s > "$d/beat.new" && mv -f "$d/beat.new" "$d/beat"
       t=$((n / 4))
-      if [ "$limit" -gt 0 ] && [ "$t" -ge "$limit" ] && [ ! -e "$d/ended_by" ]; then
+      # Limits hold only while the command runs (not once it is reaped: it ended first).
+      if [ "$limit" -gt 0 ] && [ "$t" -ge "$limit" ] && [ ! -e "$d/ended_by" ] &&
+         [ ! -e "$d/reaped" ]; then
         echo timeout > "$d/ended_by"; group KILL
       fi
-      if [ "$idle" -gt 0 ] && [ ! -e "$d/ended_by" ]; then
+      if [ "$idle" -gt 0 ] && [ ! -e "$d/ended_by" ] && [ ! -e "$d/reaped" ]; then
         top=0
         for f in "$d"/out.*; do [ -e "$f" ] && [ "${f##*.}" -gt "$top" ] && top=${f##*.}; done
         s=$(wc -c < "$d/out.$top" 2>/dev/null)
@@ -102,6 +109,7 @@ group() { kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/nul
   done ) &
 wait "$pid"
 code=$?
+: > "$d/reaped"
 # Its last output first: a reader that sees the exit status has every byte the command wrote
 # (unless something it started still holds the pipe open; that is waited for 2 s at most).
 n=0

@@ -109,7 +109,7 @@ class ScrubFilter(logging.Filter):
 #: sandlot's loggers (tests/unit/test_secrets.py checks every logger in src/ is here): a
 #: logger's filter applies to records logged on it, not to its children's.
 LOGGERS = ("sandlot", "sandlot.fanout", "sandlot.tools", "sandlot.local", "sandlot.coder",
-           "sandlot.ssh", "sandlot.secrets", "sandlot.session")
+           "sandlot.ssh", "sandlot.secrets", "sandlot.session", "sandlot.snapshots")
 
 _FILTER = ScrubFilter()
 for _name in LOGGERS:

@@ -138,8 +138,9 @@ async def test_a_limit_that_falls_due_after_the_exit_signals_nothing(sandbox: Sa
     """The command exits at once while a child it left holds the output open (the supervisor
     waits up to 2 s for the output's end), and its time limit falls due meanwhile. The exit
     was reaped and its number may be another process's by then: nothing is signalled, and
-    the exit stands. (The supervisor used to kill by that number, and killed a stranger on
-    this host: a compiler of another test, once.)"""
+    the exit stands. (The supervisor used to signal by that number, so a timeout, an idle
+    limit or a signal request in that window could reach a stranger: where the group was
+    gone, its fallback signalled the bare pid.)"""
     process = await sandbox.processes.start("(sleep 3) & exit 0", timeout=1)
     info = await process.wait(timeout=30)
     assert info.exit_code == 0 and info.ended_by is None

@@ -75,11 +75,13 @@ pid=$!
 # Never once the command was reaped (`reaped`, written right after `wait`): its number may be
 # another process's by then, and a signal meant for the command would reach a stranger (a
 # timeout or a signal request in the 2 s the last output is waited for once did).
-group() { [ -e "$d/reaped" ] && return 0
+group() { { [ -e "$d/reaped" ] || [ ! -d "$d" ]; } && return 0
   kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "-$pid" 2>/dev/null ||
   kill -s "$1" "$pid" 2>/dev/null; }
 ( n=0 last=-1 quiet=0
-  while [ ! -e "$d/exit" ]; do
+  # Ends with the exit, or with the directory (removed by `remove()`): a poller left looping
+  # would find no `exit` and no `reaped`, and signal a number that is long someone else's.
+  while [ -d "$d" ] && [ ! -e "$d/exit" ]; do
     for f in "$d"/signal.*; do
       [ -e "$f" ] || continue
       s=$(cat "$f"); rm -f "$f"
